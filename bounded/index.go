@@ -7,25 +7,23 @@ package bounded
 
 import (
 	"cmp"
-	"hash/maphash"
 	"iter"
 	"maps"
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/idtable"
 )
-
-// idxSeed seeds the index hash for the process.
-var idxSeed = maphash.MakeSeed()
 
 // forcedHash, set by tests, forces long probe runs and equal tags.
 var forcedHash func(crdt.TxnID) uint64
 
+// hashID is x's hash for the process.
 func hashID(x crdt.TxnID) uint64 {
 	if forcedHash != nil {
 		return forcedHash(x)
 	}
-	return maphash.String(idxSeed, string(x))
+	return idtable.Hash(string(x))
 }
 
 // A loc is where the index finds one holder's copy of a transaction: the
@@ -62,15 +60,13 @@ type actSlot struct {
 	base  uint32
 }
 
-// holdIndex is the holders index. tab is an open-addressing hash table
-// with linear probing, one slot per distinct transaction: its hash's top
-// 32 bits (the tag, which also gives its home) above its ref. At most two
-// thirds full; removal shifts the run back (no tombstones). Clones copy
-// everything but the holder lists, which are replaced, never changed in
-// place once built.
+// holdIndex is the holders index. Its table (package idtable) has one
+// slot per distinct transaction, its tag above its ref, at most two thirds
+// full. Clones copy everything but the holder lists, which are replaced,
+// never changed in place once built.
 type holdIndex struct {
-	tab   []uint64
-	n     int // transactions in tab
+	idtable.Table
+	n     int // transactions in the table
 	acts  []actSlot
 	aix   map[crdt.ActorID]uint32 // actor index of each actor with an entry
 	afree []uint32                // free actor indexes
@@ -81,7 +77,7 @@ type holdIndex struct {
 // newHoldIndex returns an empty index sized for actors and items.
 func newHoldIndex(actors, items int) *holdIndex {
 	return &holdIndex{
-		tab:   make([]uint64, max(8, items+items/2+1)),
+		Table: idtable.Table{Slots: make([]uint64, max(8, items+items/2+1))},
 		acts:  make([]actSlot, 0, actors),
 		aix:   make(map[crdt.ActorID]uint32, actors),
 		multi: make([][]loc, 1),
@@ -93,78 +89,24 @@ func (x *holdIndex) clone() *holdIndex {
 		return nil
 	}
 	return &holdIndex{
-		tab: slices.Clone(x.tab), n: x.n,
+		Table: idtable.Table{Slots: slices.Clone(x.Slots)}, n: x.n,
 		acts: slices.Clone(x.acts), aix: maps.Clone(x.aix), afree: slices.Clone(x.afree),
 		multi: slices.Clone(x.multi), mfree: slices.Clone(x.mfree), // lists are shared, never changed
 	}
 }
 
-func tableKey(tag uint32, r ref) uint64 { return uint64(tag)<<32 | uint64(r) }
-
-// home returns the home slot of hash or key k: its tag scaled to the length.
-func (x *holdIndex) home(k uint64) uint64 { return (k >> 32) * uint64(len(x.tab)) >> 32 }
-
-func (x *holdIndex) next(i uint64) uint64 {
-	if i++; i == uint64(len(x.tab)) {
-		return 0
-	}
-	return i
-}
-
 // add inserts key k, whose transaction must be absent.
 func (x *holdIndex) add(k uint64) {
-	if 3*(x.n+1) > 2*len(x.tab) {
-		old := x.tab
-		x.tab = make([]uint64, 2*len(old))
-		for _, k := range old {
-			if k != 0 {
-				x.place(k)
-			}
-		}
+	if 3*(x.n+1) > 2*len(x.Slots) {
+		x.Resize(2 * len(x.Slots))
 	}
-	x.place(k)
+	x.Place(k)
 	x.n++
-}
-
-// place puts k in the first empty slot of its run.
-func (x *holdIndex) place(k uint64) {
-	i := x.home(k)
-	for x.tab[i] != 0 {
-		i = x.next(i)
-	}
-	x.tab[i] = k
-}
-
-// slotOf returns the slot of key k, which must be present.
-func (x *holdIndex) slotOf(k uint64) uint64 {
-	i := x.home(k)
-	for x.tab[i] != k {
-		if x.tab[i] == 0 {
-			panic("bounded: holders index entry missing")
-		}
-		i = x.next(i)
-	}
-	return i
 }
 
 // remove takes out key k, which must be present.
 func (x *holdIndex) remove(k uint64) {
-	n := uint64(len(x.tab))
-	dist := func(a, b uint64) uint64 { // from a forward to b
-		if b < a {
-			b += n
-		}
-		return b - a
-	}
-	i := x.slotOf(k)
-	// Shift back the run's later keys whose home is not in (i, j]: no gaps.
-	for j := x.next(i); x.tab[j] != 0; j = x.next(j) {
-		if e := x.tab[j]; dist(x.home(e), j) >= dist(i, j) {
-			x.tab[i] = e
-			i = j
-		}
-	}
-	x.tab[i] = 0
+	x.Remove(k)
 	x.n--
 }
 
@@ -186,9 +128,9 @@ func (x *holdIndex) find(txn crdt.TxnID, h uint64) ref {
 	if x == nil {
 		return 0
 	}
-	tag := uint32(h >> 32)
-	for i := x.home(h); ; i = x.next(i) {
-		k := x.tab[i]
+	tag := idtable.Tag(h)
+	for i := x.Home(h); ; i = x.Next(i) {
+		k := x.Slots[i]
 		if k == 0 {
 			return 0
 		}
@@ -209,17 +151,17 @@ func (x *holdIndex) find(txn crdt.TxnID, h uint64) ref {
 // hold records the copy of txn (hash h) at l. When building, holders come
 // in actor order and lists are not yet shared.
 func (x *holdIndex) hold(txn crdt.TxnID, h uint64, l loc, building bool) {
-	tag := uint32(h >> 32)
+	tag := idtable.Tag(h)
 	switch r := x.find(txn, h); {
 	case r == 0:
-		x.add(tableKey(tag, soloBit|l))
+		x.add(idtable.Key(tag, soloBit|l))
 	case r&soloBit != 0:
 		o := r &^ soloBit
 		hs := []loc{o, l}
 		if x.actorOf(l) < x.actorOf(o) {
 			hs[0], hs[1] = l, o
 		}
-		x.tab[x.slotOf(tableKey(tag, r))] = tableKey(tag, x.newMulti(hs))
+		x.Slots[x.SlotOf(idtable.Key(tag, r))] = idtable.Key(tag, x.newMulti(hs))
 	case building:
 		x.multi[r] = append(x.multi[r], l)
 	default:
@@ -232,10 +174,10 @@ func (x *holdIndex) hold(txn crdt.TxnID, h uint64, l loc, building bool) {
 // unhold records that the copy of txn at l is gone.
 func (x *holdIndex) unhold(txn crdt.TxnID, l loc) {
 	h := hashID(txn)
-	tag := uint32(h >> 32)
+	tag := idtable.Tag(h)
 	r := x.find(txn, h)
 	if r&soloBit != 0 {
-		x.remove(tableKey(tag, r))
+		x.remove(idtable.Key(tag, r))
 		return
 	}
 	hs := slices.DeleteFunc(slices.Clone(x.multi[r]), func(o loc) bool { return o == l })
@@ -243,7 +185,7 @@ func (x *holdIndex) unhold(txn crdt.TxnID, l loc) {
 		x.multi[r] = hs
 		return
 	}
-	x.tab[x.slotOf(tableKey(tag, r))] = tableKey(tag, soloBit|hs[0])
+	x.Slots[x.SlotOf(idtable.Key(tag, r))] = idtable.Key(tag, soloBit|hs[0])
 	x.multi[r] = nil
 	x.mfree = append(x.mfree, r)
 }

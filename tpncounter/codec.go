@@ -9,6 +9,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/exact"
+	"github.com/counterkit/counterkit/internal/idtable"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -514,14 +515,14 @@ type idSet struct {
 // first k again; with k > 0, only if s is too small for n.
 func (s *idSet) reset(n int, l *txnList, k int) {
 	c := ringLen((5*n+5)/4 + 1)
-	if k > 0 && len(s.t.tab) >= c {
+	if k > 0 && len(s.t.Slots) >= c {
 		return
 	}
-	if cap(s.t.tab) < c {
-		s.t.tab = make([]uint64, c)
+	if cap(s.t.Slots) < c {
+		s.t.Slots = make([]uint64, c)
 	}
-	s.t = table{tab: s.t.tab[:c]}
-	clear(s.t.tab)
+	s.t = table{Table: idtable.Table{Slots: s.t.Slots[:c]}}
+	clear(s.t.Slots)
 	for j := range k {
 		s.t.add(tableKey(l.items[j].tag, uint32(j+1)))
 	}
@@ -531,8 +532,8 @@ func (s *idSet) reset(n int, l *txnList, k int) {
 func (s *idSet) add(l *txnList, j int) error {
 	t := &l.items[j]
 	k := tableKey(t.tag, uint32(j+1))
-	for i := s.t.home(k); s.t.tab[i] != 0; i = s.t.next(i) {
-		if v := s.t.tab[i]; uint32(v>>32) == t.tag && l.items[uint32(v)-1].id(l.ids) == t.id(l.ids) {
+	for i := s.t.Home(k); s.t.Slots[i] != 0; i = s.t.Next(i) {
+		if v := s.t.Slots[i]; uint32(v>>32) == t.tag && l.items[uint32(v)-1].id(l.ids) == t.id(l.ids) {
 			return fmt.Errorf("%w: actor %q holds transaction %q twice", crdt.ErrCorruptEncoding, s.a, t.id(l.ids))
 		}
 	}

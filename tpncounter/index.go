@@ -8,30 +8,28 @@ package tpncounter
 // skips equal ones, and decoded retired entries stay encodings (dormant).
 
 import (
-	"hash/maphash"
 	"math"
 	"math/bits"
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/exact"
+	"github.com/counterkit/counterkit/internal/idtable"
 )
-
-// idxSeed seeds the index hash for the process (items keep tags across counters).
-var idxSeed = maphash.MakeSeed()
 
 // forcedHash, set by tests, forces long probe runs and equal tags.
 var forcedHash func(crdt.TxnID) uint64
 
+// hashID is x's hash for the process (items keep tags across counters).
 func hashID(x crdt.TxnID) uint64 {
 	if forcedHash != nil {
 		return forcedHash(x)
 	}
-	return maphash.String(idxSeed, string(x))
+	return idtable.Hash(string(x))
 }
 
 // tagOf returns hash h's tag, its top 32 bits (which give its home).
-func tagOf(h uint64) uint32 { return uint32(h >> 32) }
+func tagOf(h uint64) uint32 { return idtable.Tag(h) }
 
 // A ref is soloBit plus the item's loc for a solo transaction, else its multi
 // record's number (≥ 1); 0 means not found.
@@ -51,11 +49,9 @@ const (
 var _ = [1]struct{}{}[((MaxActorsLimit+MaxRetired)<<posBits)>>31] // aix and position fit under soloBit
 var _ = [1]struct{}{}[MaxEntriesPerActor>>posBits]                // a ring position fits in posBits
 
-// table is an open-addressing hash table with linear probing, one entry
-// per distinct id: its tag in the top 32 bits, its ref in the low 32 (0:
-// empty). An entry's home is its tag scaled to the length, so decoding can
-// size a table exactly; removal shifts the run back (no tombstones). At
-// most 80% full, stale entries included, so a miss stays in a cache line.
+// table is the transaction index (package idtable), one entry per
+// distinct id: its tag in the top 32 bits, its ref in the low 32. At most
+// 80% full, stale entries included, so a miss stays in a cache line.
 //
 // Stale entries: a transaction its only holder forgets (every steady-state
 // Apply) keeps its entry, as removing it would cost a cache miss; find
@@ -66,7 +62,7 @@ var _ = [1]struct{}{}[MaxEntriesPerActor>>posBits]                // a ring posi
 // amortised), and a table small enough for the cache (2 MB for the
 // 1,000-actor benchmark).
 type table struct {
-	tab   []uint64
+	idtable.Table
 	n     int // live entries: one per known transaction
 	stale int // stale entries
 }
@@ -75,95 +71,34 @@ type table struct {
 const minTabLen = 8
 
 // newTable returns an empty table for size entries at most half full.
-func newTable(size int) table { return table{tab: make([]uint64, tableLen(size))} }
+func newTable(size int) table {
+	return table{Table: idtable.Table{Slots: make([]uint64, tableLen(size))}}
+}
 
 // tableLen returns the length of a table for size entries at most half full.
 func tableLen(size int) int { return max(minTabLen, 2*size) }
 
-// home returns the home of key or hash k: its tag scaled to the length.
-func (t *table) home(k uint64) uint64 { return (k >> 32) * uint64(len(t.tab)) >> 32 }
-
-// next returns the entry after i, the last one followed by the first.
-func (t *table) next(i uint64) uint64 {
-	if i++; i == uint64(len(t.tab)) {
-		return 0
-	}
-	return i
-}
-
-func tableKey(tag uint32, r ref) uint64 { return uint64(tag)<<32 | uint64(r) }
+func tableKey(tag uint32, r ref) uint64 { return idtable.Key(tag, r) }
 
 func (t *table) clone() table {
-	return table{tab: append([]uint64(nil), t.tab...), n: t.n, stale: t.stale}
+	return table{Table: idtable.Table{Slots: append([]uint64(nil), t.Slots...)}, n: t.n, stale: t.stale}
 }
 
 // add inserts key k; its id must be absent.
 func (t *table) add(k uint64) {
-	if 5*(t.n+t.stale+1) > 4*len(t.tab) {
-		t.grow()
+	if 5*(t.n+t.stale+1) > 4*len(t.Slots) {
+		t.Resize(2 * len(t.Slots))
 	}
-	t.place(k)
+	t.Place(k)
 	t.n++
 }
 
-// place puts k in the first empty entry of its run.
-func (t *table) place(k uint64) {
-	i := t.home(k)
-	for t.tab[i] != 0 {
-		i = t.next(i)
-	}
-	t.tab[i] = k
-}
-
-// grow doubles the table.
-func (t *table) grow() {
-	old := t.tab
-	t.tab = make([]uint64, 2*len(old))
-	for _, k := range old {
-		if k != 0 {
-			t.place(k)
-		}
-	}
-}
-
-// slotOf returns where an entry equal to k is; a missing one panics.
-func (t *table) slotOf(k uint64) uint64 {
-	i := t.home(k)
-	for t.tab[i] != k {
-		if t.tab[i] == 0 {
-			panic("tpncounter: index table entry missing")
-		}
-		i = t.next(i)
-	}
-	return i
-}
-
 // replace changes an entry equal to old into nw (same tag, same run).
-func (t *table) replace(old, nw uint64) { t.tab[t.slotOf(old)] = nw }
+func (t *table) replace(old, nw uint64) { t.Slots[t.SlotOf(old)] = nw }
 
 // remove takes out an entry equal to k, which must be present.
 func (t *table) remove(k uint64) {
-	n := uint64(len(t.tab))
-	// dist is the cyclic distance from a forward to b.
-	dist := func(a, b uint64) uint64 {
-		if b < a {
-			b += n
-		}
-		return b - a
-	}
-	i := t.slotOf(k)
-	// Shift back the run's later entries whose home is not in (i, j]: no gaps.
-	for j := t.next(i); ; j = t.next(j) {
-		e := t.tab[j]
-		if e == 0 {
-			break
-		}
-		if dist(t.home(e), j) >= dist(i, j) {
-			t.tab[i] = e
-			i = j
-		}
-	}
-	t.tab[i] = 0
+	t.Remove(k)
 	t.n--
 }
 
@@ -187,7 +122,7 @@ const notInstalled = ^uint32(0)
 // addKey adds table entry k, rebuilding first when stale entries would fill
 // the table; k's item must not be live yet (or be notInstalled).
 func (g *GCounter) addKey(k uint64) {
-	if t := &g.tab; t.stale > 0 && 5*(t.n+t.stale+1) > 4*len(t.tab) {
+	if t := &g.tab; t.stale > 0 && 5*(t.n+t.stale+1) > 4*len(t.Slots) {
 		g.rebuild()
 	}
 	g.tab.add(k)
@@ -197,10 +132,10 @@ func (g *GCounter) addKey(k uint64) {
 func (g *GCounter) rebuild() {
 	t := newTable(0)
 	size := (g.tab.n + 1) * 5 / 6 // newTable makes it at least twice that: live entries ≤ 60%
-	if want, have := tableLen(size), len(g.tab.tab); want <= have && have <= 2*want {
+	if want, have := tableLen(size), len(g.tab.Slots); want <= have && have <= 2*want {
 		// Reuse the array, so that the steady state allocates nothing.
-		clear(g.tab.tab)
-		t = table{tab: g.tab.tab}
+		clear(g.tab.Slots)
+		t = table{Table: idtable.Table{Slots: g.tab.Slots}}
 	} else {
 		t = newTable(size)
 	}
@@ -210,13 +145,13 @@ func (g *GCounter) rebuild() {
 		}
 		for off := uint32(0); off < uint32(e.size()); off++ {
 			if p := e.pos(off); e.ring[p].multi == 0 {
-				t.place(tableKey(e.ring[p].tag, soloBit|e.locAt(p)))
+				t.Place(tableKey(e.ring[p].tag, soloBit|e.locAt(p)))
 			}
 		}
 	}
 	for m := 1; m < len(g.multi); m++ {
 		if rec := &g.multi[m]; len(rec.holders) > 0 {
-			t.place(tableKey(g.multiTag(rec), uint32(m)))
+			t.Place(tableKey(g.multiTag(rec), uint32(m)))
 		}
 	}
 	t.n = g.tab.n
@@ -240,7 +175,7 @@ func (g *GCounter) itemOf(l loc) (*entry, uint32) { return g.ents[l>>posBits], l
 
 // get returns the ref of x, or 0 (also without a table).
 func (g *GCounter) get(x crdt.TxnID) ref {
-	if g == nil || len(g.tab.tab) == 0 {
+	if g == nil || len(g.tab.Slots) == 0 {
 		return 0
 	}
 	return g.find(x, hashID(x))
@@ -250,8 +185,8 @@ func (g *GCounter) get(x crdt.TxnID) ref {
 func (g *GCounter) find(x crdt.TxnID, h uint64) ref {
 	t := &g.tab
 	tag := tagOf(h)
-	for i := t.home(h); ; i = t.next(i) {
-		k := t.tab[i]
+	for i := t.Home(h); ; i = t.Next(i) {
+		k := t.Slots[i]
 		if k == 0 {
 			return 0
 		}

@@ -136,7 +136,7 @@ func (g *GCounter) checkIndex() error {
 		return fmt.Errorf("%d multi records live, nmulti %d, %d free of %d", nm, g.nmulti, len(g.mfree), len(g.multi)-1)
 	}
 	keys, liveKeys := 0, map[uint64]bool{}
-	for _, k := range g.tab.tab {
+	for _, k := range g.tab.Slots {
 		if k == 0 {
 			continue
 		}
@@ -157,8 +157,8 @@ func (g *GCounter) checkIndex() error {
 			liveKeys[k] = true
 		}
 	}
-	if keys != g.tab.n+g.tab.stale || len(liveKeys) != len(seen) || g.tab.n != len(seen) || 5*keys > 4*len(g.tab.tab) {
-		return fmt.Errorf("table: %d entries (%d live), n %d, stale %d, %d distinct transactions, size %d", keys, len(liveKeys), g.tab.n, g.tab.stale, len(seen), len(g.tab.tab))
+	if keys != g.tab.n+g.tab.stale || len(liveKeys) != len(seen) || g.tab.n != len(seen) || 5*keys > 4*len(g.tab.Slots) {
+		return fmt.Errorf("table: %d entries (%d live), n %d, stale %d, %d distinct transactions, size %d", keys, len(liveKeys), g.tab.n, g.tab.stale, len(seen), len(g.tab.Slots))
 	}
 	for x, cs := range seen {
 		owner := recountContrib(&val, cs, brokenCountEveryCopy)
@@ -266,10 +266,10 @@ func TestTable(t *testing.T) {
 			// Plain comparisons: require's per-call cost, paid for every
 			// slot of every step, made this test take most of a minute.
 			got := map[uint64]int{}
-			for _, e := range tb.tab {
+			for _, e := range tb.Slots {
 				if e != 0 {
 					got[e]++
-					if at := tb.tab[tb.slotOf(e)]; at != e {
+					if at := tb.Slots[tb.SlotOf(e)]; at != e {
 						t.Fatalf("step %d: %x unreachable (its slot holds %x)", step, e, at)
 					}
 				}
@@ -282,8 +282,8 @@ func TestTable(t *testing.T) {
 			if !maps.Equal(model, got) {
 				require.Equal(t, model, got, "step %d", step)
 			}
-			if tb.n != n || 5*tb.n > 4*len(tb.tab) {
-				t.Fatalf("step %d: the table counts %d keys in %d slots, want %d and at most 80%% full", step, tb.n, len(tb.tab), n)
+			if tb.n != n || 5*tb.n > 4*len(tb.Slots) {
+				t.Fatalf("step %d: the table counts %d keys in %d slots, want %d and at most 80%% full", step, tb.n, len(tb.Slots), n)
 			}
 		}
 	}
@@ -407,20 +407,20 @@ func TestStaleEntriesAreRebuiltAway(t *testing.T) {
 		}
 		prevStale = g.tab.stale
 		maxStale = max(maxStale, g.tab.stale)
-		require.LessOrEqual(t, 5*(g.tab.n+g.tab.stale), 4*len(g.tab.tab))
+		require.LessOrEqual(t, 5*(g.tab.n+g.tab.stale), 4*len(g.tab.Slots))
 		if i%997 == 0 {
 			require.NoError(t, g.checkIndex(), "after %d applies", i)
 		}
 	}
 	// 3 actors × (3 or 4 history + 2 folded) = at most 18 live entries.
 	require.LessOrEqual(t, g.tab.n, 18)
-	require.LessOrEqual(t, len(g.tab.tab), 64, "the table grew with the forgotten transactions")
+	require.LessOrEqual(t, len(g.tab.Slots), 64, "the table grew with the forgotten transactions")
 	require.Positive(t, maxStale)
 	require.Greater(t, rebuilds, 1000)
 	require.Equal(t, int64(100000), g.Value())
 	require.Equal(t, Unknown, g.Status("t5"))
 	require.NoError(t, g.checkIndex())
-	t.Logf("live %d, table %d, most stale entries %d, rebuilds %d", g.tab.n, len(g.tab.tab), maxStale, rebuilds)
+	t.Logf("live %d, table %d, most stale entries %d, rebuilds %d", g.tab.n, len(g.tab.Slots), maxStale, rebuilds)
 }
 
 // TestCheckIndexCatchesBrokenIndexes shows the checker can fail: each
