@@ -36,6 +36,15 @@ func BreakLongDoubt() (restore func()) {
 	return func() { brokenLongDoubt = false }
 }
 
+// BreakLongDoubtOwn makes every Ledger take a copy in doubt for
+// RetireAfter/2 out by its records even when it would count beside the
+// copies the store holds, and returns a function that switches it off
+// again.
+func BreakLongDoubtOwn() (restore func()) {
+	brokenLongDoubtOwn = true
+	return func() { brokenLongDoubtOwn = false }
+}
+
 // BreakRetirement makes every Ledger of the process retire idle writers
 // without recording their transactions, and returns a function that
 // switches it off again.

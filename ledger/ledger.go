@@ -852,14 +852,16 @@ func (o ledgerOps) Join(dst, src *tpncounter.Counter) error {
 // when applied says another writer counted (a retry there): a take-out
 // written whatever the store shows (SPEC.md 6.11 step 4). A copy in doubt
 // for RetireAfter/2 is judged so even when the store holds the
-// transaction: sent again, it could meet the retry's copy while another
-// ledger's pass retires that copy's writer, idle by then, from a read
-// without it, counting the transaction twice.
+// transaction, unless it would count beside the copies there: sent
+// again, it could meet the retry's copy while another ledger's pass
+// retires that copy's writer, idle by then, from a read without it,
+// counting the transaction twice. One that would count stays: the
+// retry's writer may be giving its own copy up to it.
 func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) error {
 	now := l.now()
 	for _, x := range slices.Sorted(maps.Keys(l.unacked)) { // in order: SPEC.md 6.11 step 4
 		long := l.opts.RetireAfter > 0 && now.Sub(l.unacked[x]) >= l.opts.RetireAfter/2 && !brokenLongDoubt
-		if fetched.Status(x) != tpncounter.Unknown && !long {
+		if fetched.Status(x) != tpncounter.Unknown && (!long || l.wouldOwn(fetched, x)) {
 			continue
 		}
 		elsewhere, err := l.takenElsewhere(ctx, fetched, x, l.unacked[x])
@@ -875,6 +877,13 @@ func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) e
 		delete(l.unacked, x)
 	}
 	return nil
+}
+
+// wouldOwn reports whether this ledger's copy of x, in its history, would
+// be the owner beside the copies fetched holds.
+func (l *Ledger) wouldOwn(fetched *tpncounter.Counter, x crdt.TxnID) bool {
+	o, ok := fetched.Owner(x)
+	return ok && !o.Folded && l.writer < o.Actor && !brokenLongDoubtOwn
 }
 
 // write encodes merged and puts it with token (see put).

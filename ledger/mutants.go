@@ -35,6 +35,10 @@ var (
 	// another ledger that retires the other writer from a read without
 	// it counts the transaction twice.
 	brokenLongDoubt bool
+	// brokenLongDoubtOwn takes a copy in doubt for RetireAfter/2 out by
+	// its records even when it would count beside the copies the store
+	// holds: a writer giving its own copy up to it loses the transaction.
+	brokenLongDoubtOwn bool
 	// brokenLateDeclined declines, as a pass did before, to retire an
 	// idle writer holding a late copy: a writer that stopped leaves it
 	// counted twice for good.

@@ -5,7 +5,6 @@ package ledger_test
 import (
 	"math/rand"
 	"testing"
-	"time"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/ledger"
@@ -28,7 +27,9 @@ func TestRetirementRecordRaceCatchesUnrecordedRetirement(t *testing.T) {
 func TestLedgerSimulationRetirementCatchesEarlyDating(t *testing.T) {
 	restore := ledger.BreakDating()
 	defer restore()
-	_, err := runLedgerSimWith(307, 60, &ledgerSim{restarts: true, retire: time.Hour, stepDur: 9 * time.Minute, maxHeld: 3})
+	m := retirement(false)
+	m.overUntilQuiet = false // its double count is caught at the step that makes it
+	_, err := runLedgerSimWith(307, 60, &m)
 	t.Logf("dating by any record found: %v", err)
 	require.Error(t, err)
 }
@@ -42,6 +43,19 @@ func TestLongDoubtCatchesCopiesSentAgain(t *testing.T) {
 	_, err := runLedgerSimWith(166, 60, &m)
 	t.Logf("copies in doubt sent again after RetireAfter: %v", err)
 	require.Error(t, err)
+}
+
+func TestLongDoubtCatchesATakeOutThatLoses(t *testing.T) {
+	restore := ledger.BreakLongDoubtOwn()
+	defer restore()
+	got, want := longDoubtGiveUpRace(t)
+	require.Equal(t, want-7, got, "x (7) counted by no one")
+	for rows, seed := range lostInGiveUpRace {
+		m := retirement(rows)
+		_, err := runLedgerSimWith(seed, 60, &m)
+		t.Logf("schedule seed %d: %v", seed, err)
+		require.Error(t, err)
+	}
 }
 
 func TestLedgerSimulationGroupsCatchesBrokenVariants(t *testing.T) {

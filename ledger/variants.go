@@ -16,6 +16,8 @@ const (
 	brokenDateByAnyRecord = false
 	// a copy in doubt for RetireAfter/2 is judged by its records, and a pass records none of its own in doubt
 	brokenLongDoubt = false
+	// a copy in doubt for RetireAfter/2 that would count beside the other copies stays
+	brokenLongDoubtOwn = false
 	// a pass retires a writer with its late copies, and only those, left out
 	brokenLateDeclined = false
 	brokenLateAll      = false

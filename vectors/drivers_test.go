@@ -3060,23 +3060,31 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvLedgerOp("value", "b"),
 			}},
 		{Name: "records: a copy in doubt for RetireAfter/2 is taken out when the account holds the retry's",
-			Note:    "retry_count 1, RetireAfter 1 hour. a's puts of x are ambiguous twice and lost: a's pending write holds x, unacknowledged. b applies the caller's retry of x and records it (writer b). 30 minutes later (RetireAfter/2) a credits y: its fetch holds x in b's entry, but a's copy has been in doubt for RetireAfter/2, so a reads x's record, which names b at a version the fetch holds: x is taken out of the pending write, and a puts y alone. Sent again with x, a's write would meet b's copy while another ledger's pass, from a read without a's write, could retire b (idle for RetireAfter by then) with x counted in its total",
+			Note:    "retry_count 1, RetireAfter 1 hour. b's puts of x are ambiguous twice and lost: b's pending write holds x, unacknowledged. a applies the caller's retry of x and records it (writer a). 30 minutes later (RetireAfter/2) b credits y: its fetch holds x in a's entry, a copy that would count beside b's (a's id is smaller), and b's copy has been in doubt for RetireAfter/2, so b reads x's record, which names a at a version the fetch holds: x is taken out of the pending write, and b puts y alone. Sent again with x, b's write would meet a's copy while another ledger's pass, from a read without b's write, could retire a (idle for RetireAfter by then) with x counted in its total",
 			Options: opts(1, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
-				dvCredit("a", "x", 5, "", "ambiguous_lost", "", "ambiguous_lost"),
-				dvCredit("b", "x", 5),
-				dvAtClock(dvCredit("a", "y", 1), 30*time.Minute),
-				dvAtClock(dvLedgerOp("value", "b"), 30*time.Minute),
+				dvCredit("b", "x", 5, "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvCredit("a", "x", 5),
+				dvAtClock(dvCredit("b", "y", 1), 30*time.Minute),
+				dvAtClock(dvLedgerOp("value", "a"), 30*time.Minute),
 			}},
 		{Name: "records: a copy in doubt for less than RetireAfter/2 meets the retry's",
-			Note:    "as \"records: a copy in doubt for RetireAfter/2 is taken out when the account holds the retry's\", with a's credit of y 1 ns before RetireAfter/2: the fetch knows x (b's copy), so a reads no record of it, and its put carries x and y; the copies meet and x counts once",
+			Note:    "retry_count 1, RetireAfter 1 hour. a's puts of x are ambiguous twice and lost: a's pending write holds x, unacknowledged. b applies the caller's retry of x and records it (writer b). 1 ns before RetireAfter/2 a credits y: the fetch knows x (b's copy), so a reads no record of it, and its put carries x and y; the copies meet and x counts once",
 			Options: opts(1, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
 				dvCredit("a", "x", 5, "", "ambiguous_lost", "", "ambiguous_lost"),
 				dvCredit("b", "x", 5),
 				dvAtClock(dvCredit("a", "y", 1), 30*time.Minute-time.Nanosecond),
 				dvAtClock(dvLedgerOp("value", "b"), 30*time.Minute),
 			}},
+		{Name: "records: a copy in doubt for RetireAfter/2 that would count stays beside the retry's",
+			Note:    "retry_count 1, RetireAfter 1 hour. a's puts of x are ambiguous twice and lost: a's pending write holds x, unacknowledged. b applies the caller's retry of x and records it (writer b). 30 minutes later a credits y: its fetch holds x in b's entry, but a's copy would count beside b's (a's id is smaller), so a reads no record of it and its put carries x and y; the copies meet and x counts once. Taken out, a's copy would be lost if b, having read it landed, were giving its own up to it (its record naming a not yet written)",
+			Options: opts(1, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "x", 5, "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvCredit("b", "x", 5),
+				dvAtClock(dvCredit("a", "y", 1), 30*time.Minute),
+				dvAtClock(dvLedgerOp("value", "b"), 30*time.Minute),
+			}},
 		{Name: "retire: a pass does not record its own copy in doubt as the one that counts",
-			Note:    "retry_count 1, RetireAfter 1 hour. a's puts of x are ambiguous twice and lost (pending). b applies the caller's retry of x; the put of its record is refused (owed). At 0:08 a's credit y (both puts lost again) makes a pass that first sees b: x has no record, so b is idle from then. At 1:08 a credits z: x, in doubt for over RetireAfter/2, has no record to judge it by, so it stays; b is due, but the copy that counts in a's state is a's own copy of x, in a write not known to have landed: a records nothing for b and does not retire it (the pass is due again at the next write). A record naming a would keep a's copy from being taken out if another ledger's pass, from a read without a's write, retired b with x counted. z's put lands with x: a owes x's record",
+			Note:    "retry_count 1, RetireAfter 1 hour. a's puts of x are ambiguous twice and lost (pending). b applies the caller's retry of x; the put of its record is refused (owed). At 0:08 a's credit y (both puts lost again) makes a pass that first sees b: x has no record, so b is idle from then. At 1:08 a credits z: x, in doubt for over RetireAfter/2, would count beside b's copy (a's id is smaller), so it stays; b is due, but the copy that counts in a's state is a's own copy of x, in a write not known to have landed: a records nothing for b and does not retire it (the pass is due again at the next write). A record naming a would keep a's copy from being taken out if another ledger's pass, from a read without a's write, retired b with x counted. z's put lands with x: a owes x's record",
 			Options: opts(1, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
 				dvCredit("a", "x", 5, "", "ambiguous_lost", "", "ambiguous_lost"),
 				dvRecFaults(dvCredit("b", "x", 5), "x", "", "", "refuse"),
@@ -5478,7 +5486,11 @@ func (m *dvModel) retractLate(L *dvLedgerModel, fs *dvFetchSet, fetched dvEntrie
 	view := fetched.txns()
 	for _, t := range slices.Sorted(maps.Keys(L.unacked)) {
 		// In doubt for RetireAfter/2: judged even when the fetch knows it.
+		// One that would count beside the fetch's copies stays unjudged.
 		long := m.retireAfter > 0 && m.now.Sub(L.unacked[t]) >= m.retireAfter/2
+		if w, _, folded, ok := fetched.owner(t); ok && !folded && L.writer < w {
+			long = false
+		}
 		if _, ok := view[t]; ok && !long {
 			continue
 		}
@@ -8867,11 +8879,14 @@ var dvMutants = []struct {
 		"ledger/group.go", "unrecorded+appliedNow >= windowOf(l.copts) &&", "unrecorded+appliedNow >= windowOf(l.copts)+1 &&",
 		"driver_ledger", "records: a call that could fold an unrecorded transaction is held back"},
 	{"ledger/a copy in doubt for long sent again beside the retry's", "6.11 step 4: a copy in doubt for RetireAfter/2 is judged by its records even when the fetch knows the txn",
-		"ledger/ledger.go", "if fetched.Status(x) != tpncounter.Unknown && !long {", "if fetched.Status(x) != tpncounter.Unknown && !long && false || fetched.Status(x) != tpncounter.Unknown {",
+		"ledger/ledger.go", "if fetched.Status(x) != tpncounter.Unknown && (!long || l.wouldOwn(fetched, x)) {", "if fetched.Status(x) != tpncounter.Unknown && (long || !long) {",
 		"driver_ledger", "records: a copy in doubt for RetireAfter/2 is taken out when the account holds the retry's"},
-	{"ledger/a copy in doubt judged before RetireAfter/2", "6.11 step 4: a copy in doubt for less than RetireAfter/2 that the fetch knows is kept",
-		"ledger/ledger.go", "now.Sub(l.unacked[x]) >= l.opts.RetireAfter/2 &&", "now.Sub(l.unacked[x]) >= l.opts.RetireAfter/4 &&",
-		"driver_ledger", "records: a copy in doubt for less than RetireAfter/2 meets the retry's"},
+	{"ledger/a copy in doubt for long that would count taken out", "6.11 step 4: a copy in doubt for RetireAfter/2 that would count beside the copies the fetch holds is not judged",
+		"ledger/ledger.go", "return ok && !o.Folded && l.writer < o.Actor && !brokenLongDoubtOwn", "return false && ok && !o.Folded && l.writer < o.Actor",
+		"driver_ledger", "records: a copy in doubt for RetireAfter/2 that would count stays beside the retry's"},
+	{"ledger/a copy in doubt judged only after RetireAfter/2", "6.11 step 4: a copy in doubt for RetireAfter/2 exactly that the fetch knows is judged",
+		"ledger/ledger.go", "now.Sub(l.unacked[x]) >= l.opts.RetireAfter/2 &&", "now.Sub(l.unacked[x]) > l.opts.RetireAfter/2 &&",
+		"driver_ledger", "records: a copy in doubt for RetireAfter/2 is taken out when the account holds the retry's"},
 	{"ledger/a pass records its own copy in doubt", "6.11 step 5: a pass records nothing for an actor whose copy yields to this ledger's copy in doubt",
 		"ledger/index.go", "if _, doubt := l.unacked[txn]; w == l.writer && doubt && !brokenLongDoubt {", "if _, doubt := l.unacked[txn]; false && w == l.writer && doubt && !brokenLongDoubt {",
 		"driver_ledger", "retire: a pass does not record its own copy in doubt as the one that counts"},
