@@ -696,8 +696,15 @@ func (l *Ledger) flush(ctx context.Context) error {
 		if len(l.unindexed) == 0 {
 			return nil
 		}
-		if g := l.opts.RetiredGrace; l.cyc.Local == nil || g >= 0 && l.now().Sub(l.own.read) > g/2 {
-			// No state, or a read would drop it (renewStale): a take-out needs one.
+		gives := false
+		for x := range l.unindexed {
+			gives = gives || l.giving[x]
+		}
+		if g := l.opts.RetiredGrace; gives || l.cyc.Local == nil || g >= 0 && l.now().Sub(l.own.read) > g/2 {
+			// A give-up is judged against a fresh state: a pass may have
+			// retired this entry with its copy counted (SPEC.md 6.11
+			// step 3). Else: no state, or a read would drop it
+			// (renewStale), and a take-out needs one.
 			if _, _, err := l.read(ctx); err != nil {
 				return err
 			}

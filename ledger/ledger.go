@@ -852,11 +852,11 @@ func (o ledgerOps) Join(dst, src *tpncounter.Counter) error {
 // when applied says another writer counted (a retry there): a take-out
 // written whatever the store shows (SPEC.md 6.11 step 4). A copy in doubt
 // for RetireAfter/2 is judged so even when the store holds the
-// transaction, unless it would count beside the copies there: sent
-// again, it could meet the retry's copy while another ledger's pass
-// retires that copy's writer, idle by then, from a read without it,
-// counting the transaction twice. One that would count stays: the
-// retry's writer may be giving its own copy up to it.
+// transaction, unless it would be the owner there: sent again, it could
+// meet the retry's copy while another ledger's pass retires that copy's
+// writer, idle by then, from a read without it, counting the transaction
+// twice. One that would be the owner stays: the retry's writer may be
+// giving its own copy up to it.
 func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) error {
 	now := l.now()
 	for _, x := range slices.Sorted(maps.Keys(l.unacked)) { // in order: SPEC.md 6.11 step 4
@@ -879,11 +879,19 @@ func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) e
 	return nil
 }
 
-// wouldOwn reports whether this ledger's copy of x, in its history, would
-// be the owner beside the copies fetched holds.
+// wouldOwn reports whether this ledger's copy of x, in its pending write,
+// would be the owner beside the copies fetched holds (its own earlier
+// landed copies included).
 func (l *Ledger) wouldOwn(fetched *tpncounter.Counter, x crdt.TxnID) bool {
-	o, ok := fetched.Owner(x)
-	return ok && !o.Folded && l.writer < o.Actor && !brokenLongDoubtOwn
+	if brokenLongDoubtOwn {
+		return false
+	}
+	both := fetched.Clone()
+	if err := both.Merge(l.cyc.Local); err != nil {
+		return false // judged by its records, as before
+	}
+	o, ok := both.Owner(x)
+	return ok && o.Actor == l.writer
 }
 
 // write encodes merged and puts it with token (see put).

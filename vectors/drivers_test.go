@@ -3122,7 +3122,7 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvLedgerOp("value", "b"),
 			}},
 		{Name: "records: a writer takes out the copy it gave up, whatever it reads later",
-			Note:    "history 2, folded 1. a credits x; its put lands but its record put is refused (owed). b, reading stale (empty), credits x too and records it (writer b). b's credit y reads two states stale (empty): with its own entry b's copy of x counts, so it applies y, and its put is lost (pending). Its second attempt reads both copies: a's counts (the smaller id), so b gives its copy up, but the record naming a is refused: y fails ambiguous_write+unavailable and the record is owed. b's credit z writes the owed record first and takes its copy of x out of its pending write (its entry in P at seq 3, without x); its read is two states stale again (empty), so it applies z to that entry alone. b's credit w, one state stale, and a's credit v (writing its owed record, which names a) follow: x counts once, in a's entry. Without the take-out, z's put holds b's copy again, the owner in the state it read, which a later write folds into b's total while a keeps its copy",
+			Note:    "history 2, folded 1. a credits x; its put lands but its record put is refused (owed). b, reading stale (empty), credits x too and records it (writer b). b's credit y reads two states stale (empty): with its own entry b's copy of x counts, so it applies y, and its put is lost (pending). Its second attempt reads both copies: a's counts (the smaller id), so b gives its copy up, but the record naming a is refused: y fails ambiguous_write+unavailable and the record is owed. b's credit z first reads the account (a give-up's owed record is judged against a fresh read: its entry may have been retired meanwhile), writes the owed record and takes its copy of x out of its pending write (its entry in P at seq 3, without x); its read is two states stale again (empty), so it applies z to that entry alone. b's credit w, one state stale, and a's credit v (writing its owed record, which names a) follow: x counts once, in a's entry. Without the take-out, z's put holds b's copy again, the owner in the state it read, which a later write folds into b's total while a keeps its copy",
 			Options: opts(2, 2, 1), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
 				dvRecFaults(dvCredit("a", "x", 5), "x", "", "", "refuse"),
 				dvCredit("b", "x", 5, "stale"),
@@ -5059,11 +5059,18 @@ func (m *dvModel) flush(L *dvLedgerModel) bool {
 	if len(L.unindexed) == 0 {
 		return true
 	}
+	judge := L.lastState
+	if slices.ContainsFunc(slices.Collect(maps.Keys(L.unindexed)), func(x string) bool { return L.giving[x] }) {
+		var ok bool
+		if judge, ok = m.flushRead(L); !ok {
+			return false
+		}
+	}
 	var want []dvRecord
 	for _, x := range slices.Sorted(maps.Keys(L.unindexed)) {
 		want = append(want, L.unindexed[x])
 	}
-	for _, r := range m.writeRecords(L, "flush", want, func(dvRecord) string { return "" }, L.lastState) {
+	for _, r := range m.writeRecords(L, "flush", want, func(dvRecord) string { return "" }, judge) {
 		if r.ok {
 			if L.giving[r.rec.Txn] {
 				m.takeOut(L, r.rec, L.lastState)
@@ -5073,6 +5080,75 @@ func (m *dvModel) flush(L *dvLedgerModel) bool {
 		}
 	}
 	return len(L.unindexed) == 0
+}
+
+// readOwn is what a read of the account, fetched, tells L of its own
+// writes (SPEC.md 6.9): a pending write the store holds (its records are
+// then owed), and an entry ahead of the store that was retired (L takes
+// its next incarnation, from the store's state).
+func (m *dvModel) readOwn(L *dvLedgerModel, fetched dvEntries) {
+	if L.pending {
+		// The pending write is ≤ the fetch's merge: its own entries
+		// are there, at their seq or later (6.9).
+		view := fetched.txns()
+		covered := true
+		for t, a := range L.last {
+			if x, ok := view[t]; !ok || x != a {
+				covered = false
+			}
+		}
+		for k, e := range L.sent { // as it was sent
+			if f, ok := fetched[k]; strings.HasSuffix(k, "/"+L.writer) && (!ok || dvSeqOf(f) < dvSeqOf(e)) {
+				covered = false
+			}
+		}
+		if covered {
+			m.owe(L, fetched) // the write in doubt is in the store
+			// What L took out since is ahead of the store.
+			L.pending, L.ahead = false, !reflect.DeepEqual(L.lastState, L.sent)
+		}
+	}
+	if L.ahead && !L.pending && fetched.retired(L.writer) {
+		// 6.9: the entry, ahead of the store after a refusal, was
+		// retired: the state is the store's, and L takes its next
+		// incarnation.
+		L.last, L.lastState, L.ahead = map[string]int64{}, dvEntries{}, false
+		m.incarnate(L)
+	}
+}
+
+// flushRead is the read before L writes owed records that give its copy
+// up (SPEC.md 6.11 step 6), which are judged against it: the fetch, and
+// L's own state unless it reads apart. ok is false when the read fails.
+func (m *dvModel) flushRead(L *dvLedgerModel) (judge dvEntries, ok bool) {
+	m.renew(L)
+	if m.k >= len(m.calls) || m.calls[m.k].Method != "fetch" || m.calls[m.k].Key != m.v.Options.Key {
+		m.bad("call %d: want a fetch of %q before a give-up's owed record", m.k+1, m.v.Options.Key)
+		return nil, false
+	}
+	f := m.calls[m.k]
+	m.k++
+	if f.Reply != "ok" {
+		return nil, false
+	}
+	fetched := dvEntries{}
+	for _, sb := range f.Siblings {
+		m.see(fmt.Sprintf("step %d call %d", m.step, m.k), sb.State, "")
+		fetched.add(sb.State)
+	}
+	m.readOwn(L, fetched)
+	fs := m.fetchSet()
+	kind := m.retractLate(L, fs, fetched)
+	m.checkFetchSet(fs)
+	if kind != "" {
+		return nil, false
+	}
+	if L.pending || L.ahead {
+		return L.lastState, true
+	}
+	all := maps.Clone(fetched)
+	all.merge(L.lastState)
+	return all, true
 }
 
 // takeOut is the end of SPEC.md 6.11 step 6: once r, a record giving L's
@@ -5488,7 +5564,9 @@ func (m *dvModel) retractLate(L *dvLedgerModel, fs *dvFetchSet, fetched dvEntrie
 		// In doubt for RetireAfter/2: judged even when the fetch knows it.
 		// One that would count beside the fetch's copies stays unjudged.
 		long := m.retireAfter > 0 && m.now.Sub(L.unacked[t]) >= m.retireAfter/2
-		if w, _, folded, ok := fetched.owner(t); ok && !folded && L.writer < w {
+		both := maps.Clone(fetched)
+		both.merge(L.lastState)
+		if w, _, _, ok := both.owner(t); ok && w == L.writer {
 			long = false
 		}
 		if _, ok := view[t]; ok && !long {
@@ -6232,33 +6310,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 			}
 		}
 		view := fetched.txns()
-		if L.pending {
-			// The pending write is ≤ the fetch's merge: its own entries
-			// are there, at their seq or later (6.9).
-			covered := true
-			for t, a := range L.last {
-				if x, ok := view[t]; !ok || x != a {
-					covered = false
-				}
-			}
-			for k, e := range L.sent { // as it was sent
-				if f, ok := fetched[k]; strings.HasSuffix(k, "/"+L.writer) && (!ok || dvSeqOf(f) < dvSeqOf(e)) {
-					covered = false
-				}
-			}
-			if covered {
-				m.owe(L, fetched) // the write in doubt is in the store
-				// What L took out since is ahead of the store.
-				L.pending, L.ahead = false, !reflect.DeepEqual(L.lastState, L.sent)
-			}
-		}
-		if L.ahead && !L.pending && fetched.retired(L.writer) {
-			// 6.9: the entry, ahead of the store after a refusal, was
-			// retired: the state is the store's, and L takes its next
-			// incarnation.
-			L.last, L.lastState, L.ahead = map[string]int64{}, dvEntries{}, false
-			m.incarnate(L)
-		}
+		m.readOwn(L, fetched)
 		// The record fetches after the counter fetch are one set (11.1):
 		// step 4's, the lookups, the dating of idle actors.
 		fs := m.fetchSet()
@@ -8882,11 +8934,14 @@ var dvMutants = []struct {
 		"ledger/ledger.go", "if fetched.Status(x) != tpncounter.Unknown && (!long || l.wouldOwn(fetched, x)) {", "if fetched.Status(x) != tpncounter.Unknown && (long || !long) {",
 		"driver_ledger", "records: a copy in doubt for RetireAfter/2 is taken out when the account holds the retry's"},
 	{"ledger/a copy in doubt for long that would count taken out", "6.11 step 4: a copy in doubt for RetireAfter/2 that would count beside the copies the fetch holds is not judged",
-		"ledger/ledger.go", "return ok && !o.Folded && l.writer < o.Actor && !brokenLongDoubtOwn", "return false && ok && !o.Folded && l.writer < o.Actor",
+		"ledger/ledger.go", "return ok && o.Actor == l.writer", "return false && ok && o.Actor == l.writer",
 		"driver_ledger", "records: a copy in doubt for RetireAfter/2 that would count stays beside the retry's"},
 	{"ledger/a copy in doubt judged only after RetireAfter/2", "6.11 step 4: a copy in doubt for RetireAfter/2 exactly that the fetch knows is judged",
 		"ledger/ledger.go", "now.Sub(l.unacked[x]) >= l.opts.RetireAfter/2 &&", "now.Sub(l.unacked[x]) > l.opts.RetireAfter/2 &&",
 		"driver_ledger", "records: a copy in doubt for RetireAfter/2 is taken out when the account holds the retry's"},
+	{"ledger/a give-up's owed record judged without a fresh read", "6.11 step 6: a ledger reads the account before writing an owed record that gives its copy up",
+		"ledger/index.go", "if g := l.opts.RetiredGrace; gives || l.cyc.Local == nil", "if g := l.opts.RetiredGrace; gives && false || l.cyc.Local == nil",
+		"driver_ledger", "records: a writer takes out the copy it gave up, whatever it reads later"},
 	{"ledger/a pass records its own copy in doubt", "6.11 step 5: a pass records nothing for an actor whose copy yields to this ledger's copy in doubt",
 		"ledger/index.go", "if _, doubt := l.unacked[txn]; w == l.writer && doubt && !brokenLongDoubt {", "if _, doubt := l.unacked[txn]; false && w == l.writer && doubt && !brokenLongDoubt {",
 		"driver_ledger", "retire: a pass does not record its own copy in doubt as the one that counts"},
