@@ -752,6 +752,13 @@ func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter,
 			// ours from being taken out (SPEC.md 6.11 step 5). Later.
 			return false
 		}
+		if w == l.writer && l.exposed(merged, txn) {
+			// So while that write, landed since, leaves the copy in this
+			// writer's history with its record owed or the copy watched:
+			// such a pass may not be written yet, and the copy's own
+			// judgement then takes it out.
+			return false
+		}
 		v := merged.Version(w)
 		if w == l.writer && l.stored > 0 {
 			v = l.stored // a version the store holds (SPEC.md 6.9)
@@ -782,6 +789,27 @@ func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter,
 	// records are written before the next cycle (flush), and it tries again.
 	errs, _ = l.record(ctx, todo)
 	return !slices.ContainsFunc(errs, func(err error) bool { return err != nil })
+}
+
+// exposed reports whether this ledger's copy of txn, the owner in merged,
+// came from a write in doubt that landed since (owe) and may still be a
+// late copy that a write made without it counts elsewhere, so that no pass
+// records it as the copy that counts (SPEC.md 6.11 step 5): in this
+// writer's history while its record is owed or it is watched (settle),
+// whose judgement decides it. Folded, it lets the other writer retire with
+// its own copy left out, which needs the record.
+func (l *Ledger) exposed(merged *tpncounter.Counter, txn crdt.TxnID) bool {
+	if !l.doubted[txn] || brokenLongDoubt {
+		return false
+	}
+	_, owed := l.unindexed[txn]
+	_, watched := l.met[txn]
+	if !owed && !watched {
+		delete(l.doubted, txn)
+		return false
+	}
+	o, ok := merged.Owner(txn)
+	return ok && o.Actor == l.writer && !o.Folded
 }
 
 // newestTxns returns actor's newest transaction in each half of c (its

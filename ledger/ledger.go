@@ -205,6 +205,11 @@ type Ledger struct {
 	takenOut  []Record // copies another writer counted that Local took out (takeOut), not yet written
 	carry     []Record // a take-out renewStale dropped: each Txn out of Writer's entry, stored at Version (retake)
 	rewriting bool     // record is writing back a copy it took out
+	// doubted holds the txns of a write in doubt that a read or a Put
+	// showed landed with this writer's copy the owner (owe): while its
+	// record is owed or the copy watched, a write made without it may
+	// still count the txn elsewhere (exposed).
+	doubted map[crdt.TxnID]bool
 	// copts are the stored counter's options: Options.Counter without
 	// TxnTime, which the ledger applies itself against RetryWindow, and
 	// with Apply capped below what a store accepts (writeRoom).
@@ -954,10 +959,20 @@ func (l *Ledger) owe(st *tpncounter.Counter) {
 		return
 	}
 	now := l.now()
+	for x := range l.doubted {
+		if _, owed := l.unindexed[x]; !owed {
+			if _, watched := l.met[x]; !watched {
+				delete(l.doubted, x)
+			}
+		}
+	}
 	for x := range l.unacked {
 		o, ok := st.Owner(x)
 		if !ok {
 			continue
+		}
+		if o.Actor == l.writer {
+			setIn(&l.doubted, x, true)
 		}
 		setIn(&l.unindexed, x, Record{Txn: x, Amount: o.Amount, Writer: o.Actor, At: now, Version: max(st.Version(o.Actor), 1)})
 		delete(l.giving, x)
