@@ -799,17 +799,19 @@ func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter,
 // whose judgement decides it. Folded, it lets the other writer retire with
 // its own copy left out, which needs the record.
 func (l *Ledger) exposed(merged *tpncounter.Counter, txn crdt.TxnID) bool {
-	if !l.doubted[txn] || brokenLongDoubt {
-		return false
-	}
-	_, owed := l.unindexed[txn]
-	_, watched := l.met[txn]
-	if !owed && !watched {
-		delete(l.doubted, txn)
+	if !l.doubted[txn] || !l.unsettled(txn) || brokenLongDoubt {
 		return false
 	}
 	o, ok := merged.Owner(txn)
 	return ok && o.Actor == l.writer && !o.Folded
+}
+
+// unsettled reports whether txn's record is owed or this ledger's copy of
+// it watched (SPEC.md 6.11 step 3).
+func (l *Ledger) unsettled(txn crdt.TxnID) bool {
+	_, owed := l.unindexed[txn]
+	_, watched := l.met[txn]
+	return owed || watched
 }
 
 // newestTxns returns actor's newest transaction in each half of c (its

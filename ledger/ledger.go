@@ -959,13 +959,7 @@ func (l *Ledger) owe(st *tpncounter.Counter) {
 		return
 	}
 	now := l.now()
-	for x := range l.doubted {
-		if _, owed := l.unindexed[x]; !owed {
-			if _, watched := l.met[x]; !watched {
-				delete(l.doubted, x)
-			}
-		}
-	}
+	maps.DeleteFunc(l.doubted, func(x crdt.TxnID, _ bool) bool { return !l.unsettled(x) })
 	for x := range l.unacked {
 		o, ok := st.Owner(x)
 		if !ok {
