@@ -139,17 +139,8 @@ func TestLongDoubtKeptWhenFolded(t *testing.T) {
 // named a and kept a's copy: x counted twice for good.
 func TestGiveUpJudgedAfterItsWriterRetired(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewSiblings()
-	clock := newFakeClock(time.Unix(1_800_000_000, 0))
-	la, a := limitLedger(t, mem, clock, "a", time.Hour)
-	lb, b := limitLedger(t, mem, clock, "b", -1)
-	lc, c := limitLedger(t, mem, clock, "c", time.Hour)
-	require.Less(t, a.Writer(), b.Writer())
-	run := &limitRun{t: t}
+	mem, la, lb, lc, a, b, c, run, clock := giveUpTrio(t)
 	upd := run.upd
-	upd(c, "open", 1000, tpncounter.Applied)
-	upd(a, "a0", 1, tpncounter.Applied)
-	upd(b, "b0", 1, tpncounter.Applied)
 
 	la.plan.set([]faulty.Fault{faulty.Hold, faulty.Lose}, nil, nil)
 	_, err := a.Update(ctx, "x", 7)
@@ -197,94 +188,68 @@ func TestGiveUpJudgedAfterItsWriterRetired(t *testing.T) {
 // (retiring b with x in its total, from a read without a's copy) land in
 // that order around b's give-up to a's copy. a, in doubt for RetireAfter,
 // reads before either lands and keeps its copy; b's owed record, judged
-// against a fresh read, names b.
+// against a fresh read, names b. "resent": a's first put of x is lost and
+// a sends it again after RetireAfter (held briefly), so no put is in
+// flight for long.
 func TestGiveUpJudgedAfterItsWriterRetiredFresh(t *testing.T) {
-	ctx := context.Background()
-	mem := memory.NewSiblings()
-	clock := newFakeClock(time.Unix(1_800_000_000, 0))
-	la, a := limitLedger(t, mem, clock, "a", time.Hour)
-	lb, b := limitLedger(t, mem, clock, "b", -1)
-	lc, c := limitLedger(t, mem, clock, "c", time.Hour)
-	require.Less(t, a.Writer(), b.Writer())
-	run := &limitRun{t: t}
-	upd := run.upd
-	upd(c, "open", 1000, tpncounter.Applied)
-	upd(a, "a0", 1, tpncounter.Applied)
-	upd(b, "b0", 1, tpncounter.Applied)
+	for _, resent := range []bool{false, true} {
+		t.Run(fmt.Sprint("resent=", resent), func(t *testing.T) {
+			ctx := context.Background()
+			mem, la, lb, lc, a, b, c, run, clock := giveUpTrio(t)
+			first := []faulty.Fault{faulty.Hold, faulty.Lose}
+			if resent {
+				first = []faulty.Fault{faulty.Lose, faulty.Lose}
+			}
+			la.plan.set(first, nil, nil)
+			_, err := a.Update(ctx, "x", 7)
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite, "x in doubt on a")
+			run.upd(b, "x", 7, tpncounter.Applied) // the retry, recorded naming b
 
-	la.plan.set([]faulty.Fault{faulty.Hold, faulty.Lose}, nil, nil)
-	_, err := a.Update(ctx, "x", 7)
-	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite, "x in doubt on a")
-	upd(b, "x", 7, tpncounter.Applied) // the retry, recorded naming b
+			clock.Add(61 * time.Minute)
+			if resent {
+				la.plan.set([]faulty.Fault{faulty.Hold, faulty.Lose}, nil, nil)
+				_, err = a.Find(ctx) // long doubt, fresh read of b's copy: kept, sent again, held
+				require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			} else {
+				_, err = a.Value(ctx) // long doubt, fresh read of b's copy: kept
+				require.NoError(t, err)
+			}
+			lc.plan.set([]faulty.Fault{faulty.Hold, faulty.Lose}, nil, nil)
+			_, err = c.Update(ctx, "c2", 1) // c's pass retires b, x in its total; held
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			require.NoError(t, la.Deliver(0)) // a's held put lands beside b's copy
 
-	clock.Add(61 * time.Minute)
-	_, err = a.Value(ctx) // long doubt, fresh read of b's copy: kept (was: taken out)
-	require.NoError(t, err)
-	lc.plan.set([]faulty.Fault{faulty.Hold, faulty.Lose}, nil, nil)
-	_, err = c.Update(ctx, "c2", 1) // c's pass retires b, x in its total; held
-	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-	require.NoError(t, la.Deliver(0)) // a's held put lands beside b's copy
+			lb.plan.set(nil, nil, []faulty.Fault{faulty.Lose})
+			_, err = b.Update(ctx, "b1", 1) // b gives its copy up to a's; record owed
+			require.Error(t, err)
+			if _, ok := stored(t, mem).Amount("b1"); ok {
+				run.want++
+			}
+			require.NoError(t, lc.Deliver(0)) // c's pass lands: b retired, x in its total
+			run.want++                        // c2 landed
 
-	lb.plan.set(nil, nil, []faulty.Fault{faulty.Lose})
-	_, err = b.Update(ctx, "b1", 1) // b gives its copy up to a's; record owed
-	require.Error(t, err)
-	if _, ok := stored(t, mem).Amount("b1"); ok {
-		run.want++
+			_, err = b.Find(ctx) // b reads (its entry retired), then writes its owed record
+			t.Logf("b's Find: %v", err)
+			run.settle(a, b, c)
+			run.settle(a, b, c)
+			require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counted once")
+		})
 	}
-	require.NoError(t, lc.Deliver(0)) // c's pass lands: b retired, x in its total
-	run.want += 1                     // c2 landed
-
-	_, err = b.Find(ctx) // b writes its owed record naming a; its entry is retired
-	t.Logf("b's Find: %v", err)
-	run.settle(a, b, c)
-	run.settle(a, b, c)
-	require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counted once")
 }
 
-// TestGiveUpJudgedAfterItsWriterRetiredResent: as
-// TestGiveUpJudgedAfterItsWriterRetiredFresh, but a's first put of x is
-// lost and a sends it again after RetireAfter (Find, held briefly): no put
-// is in flight for long and no read is stale.
-func TestGiveUpJudgedAfterItsWriterRetiredResent(t *testing.T) {
-	ctx := context.Background()
-	mem := memory.NewSiblings()
-	clock := newFakeClock(time.Unix(1_800_000_000, 0))
-	la, a := limitLedger(t, mem, clock, "a", time.Hour)
-	lb, b := limitLedger(t, mem, clock, "b", -1)
-	lc, c := limitLedger(t, mem, clock, "c", time.Hour)
+// giveUpTrio makes the ledgers of the give-up tests over one memory store:
+// a and c retire idle writers after an hour, b never does; c credits 1000
+// and a and b 1 each, so that each has an entry.
+func giveUpTrio(t *testing.T) (mem *memory.Siblings, la, lb, lc *lane, a, b, c *ledger.Ledger, run *limitRun, clock *fakeClock) {
+	mem = memory.NewSiblings()
+	clock = newFakeClock(time.Unix(1_800_000_000, 0))
+	la, a = limitLedger(t, mem, clock, "a", time.Hour)
+	lb, b = limitLedger(t, mem, clock, "b", -1)
+	lc, c = limitLedger(t, mem, clock, "c", time.Hour)
 	require.Less(t, a.Writer(), b.Writer())
-	run := &limitRun{t: t}
-	upd := run.upd
-	upd(c, "open", 1000, tpncounter.Applied)
-	upd(a, "a0", 1, tpncounter.Applied)
-	upd(b, "b0", 1, tpncounter.Applied)
-
-	la.plan.set([]faulty.Fault{faulty.Lose, faulty.Lose}, nil, nil)
-	_, err := a.Update(ctx, "x", 7)
-	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite, "x in doubt on a")
-	upd(b, "x", 7, tpncounter.Applied) // the retry, recorded naming b
-
-	clock.Add(61 * time.Minute)
-	la.plan.set([]faulty.Fault{faulty.Hold, faulty.Lose}, nil, nil)
-	_, err = a.Find(ctx) // long doubt, fresh read of b's copy: kept and sent again, held (was: taken out)
-	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-	lc.plan.set([]faulty.Fault{faulty.Hold, faulty.Lose}, nil, nil)
-	_, err = c.Update(ctx, "c2", 1) // c's pass retires b, x in its total; held
-	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-	require.NoError(t, la.Deliver(0)) // a's held put lands beside b's copy
-
-	lb.plan.set(nil, nil, []faulty.Fault{faulty.Lose})
-	_, err = b.Update(ctx, "b1", 1) // b gives its copy up to a's; record owed
-	require.Error(t, err)
-	if _, ok := stored(t, mem).Amount("b1"); ok {
-		run.want++
-	}
-	require.NoError(t, lc.Deliver(0)) // c's pass lands: b retired, x in its total
-	run.want += 1                     // c2 landed
-
-	_, err = b.Find(ctx) // b writes its owed record naming a; its entry is retired
-	t.Logf("b's Find: %v", err)
-	run.settle(a, b, c)
-	run.settle(a, b, c)
-	require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counted once")
+	run = &limitRun{t: t}
+	run.upd(c, "open", 1000, tpncounter.Applied)
+	run.upd(a, "a0", 1, tpncounter.Applied)
+	run.upd(b, "b0", 1, tpncounter.Applied)
+	return mem, la, lb, lc, a, b, c, run, clock
 }
