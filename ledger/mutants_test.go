@@ -48,7 +48,7 @@ func TestLongDoubtCatchesCopiesSentAgain(t *testing.T) {
 func TestLongDoubtCatchesATakeOutThatLoses(t *testing.T) {
 	restore := ledger.BreakLongDoubtOwn()
 	defer restore()
-	got, want := longDoubtGiveUpRace(t)
+	got, want := longDoubtGiveUpRace(t, true)
 	require.Equal(t, want-7, got, "x (7) counted by no one")
 	for rows, seed := range lostInGiveUpRace {
 		m := retirement(rows)
