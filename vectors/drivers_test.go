@@ -3341,6 +3341,13 @@ func dvLedgerGraceVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvAtClock(dvCredit("a", "t1", 5), 150*m),
 				dvAtClock(dvLedgerOp("value", "b"), 150*m),
 			}},
+		{Name: "grace: owed records are written after a read when the last read is older than RetiredGrace/2",
+			Note:    "retire_after and retired_grace one hour. a credits t1, which lands, but its record put is refused: the call fails ambiguous_write and the record is owed. At 0:40 a credits t2: its last read began at 0:00, more than RetiredGrace/2 ago, so before writing the owed record it reads the account (dropping its state and reading the store alone, its entry shown at the version last known stored: same incarnation), then fetches and puts t1's record, then runs the cycle. A take-out those records make is then in the state the cycle merges; read after them, it would be dropped with the state",
+			Options: o, Ledgers: dvLedgersABC[:1], Steps: []dvStep{
+				dvRecFaults(dvCredit("a", "t1", 5), "t1", "", "", "refuse"),
+				dvAtClock(dvCredit("a", "t2", 7), 40*m),
+				dvAtClock(dvLedgerOp("value", "a"), 40*m),
+			}},
 		{Name: "grace: a write in doubt older than RetiredGrace/2 is forgotten",
 			Note:    "retire_after and retired_grace one hour, retry_count 2. a credits t1; its put of t2 is ambiguous three times and lost: pending. At 1:00 b's first write retires a (dated by t1's record), and at 2:30 b's pass folds a's entry into P's base (cutoff 1:30, total 5). At 2:30 a credits t3: its last read began at 0:00, more than RetiredGrace/2 ago, so its write in doubt has landed or is lost by now; it forgets it and its state, takes a new incarnation (its entry changed more than RetireAfter + RetiredGrace/2 ago) and writes t3 alone. Resending the pending state, under the folded entry, would count a's total twice",
 			Options: o, Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: []dvStep{
@@ -5060,7 +5067,11 @@ func (m *dvModel) flush(L *dvLedgerModel) bool {
 		return true
 	}
 	judge := L.lastState
-	if slices.ContainsFunc(slices.Collect(maps.Keys(L.unindexed)), func(x string) bool { return L.giving[x] }) {
+	gives := slices.ContainsFunc(slices.Collect(maps.Keys(L.unindexed)), func(x string) bool { return L.giving[x] })
+	// The read first when a record gives L's copy up, or when the next
+	// read would drop L's state (6.9 RetiredGrace): a take-out the records
+	// make must not be dropped by the cycle's read.
+	if gives || m.grace >= 0 && m.now.Sub(L.read) > m.grace/2 {
 		var ok bool
 		if judge, ok = m.flushRead(L); !ok {
 			return false
@@ -5118,12 +5129,13 @@ func (m *dvModel) readOwn(L *dvLedgerModel, fetched dvEntries) {
 }
 
 // flushRead is the read before L writes owed records that give its copy
-// up (SPEC.md 6.11 step 6), which are judged against it: the fetch, and
-// L's own state unless it reads apart. ok is false when the read fails.
+// up (SPEC.md 6.11 step 6) or that a read would find L's state too old
+// for (6.9 RetiredGrace), which are judged against it: the fetch, and L's
+// own state unless it reads apart. ok is false when the read fails.
 func (m *dvModel) flushRead(L *dvLedgerModel) (judge dvEntries, ok bool) {
 	m.renew(L)
 	if m.k >= len(m.calls) || m.calls[m.k].Method != "fetch" || m.calls[m.k].Key != m.v.Options.Key {
-		m.bad("call %d: want a fetch of %q before a give-up's owed record", m.k+1, m.v.Options.Key)
+		m.bad("call %d: want a fetch of %q before owed records", m.k+1, m.v.Options.Key)
 		return nil, false
 	}
 	f := m.calls[m.k]
@@ -8942,6 +8954,9 @@ var dvMutants = []struct {
 	{"ledger/a give-up's owed record judged without a fresh read", "6.11 step 6: a ledger reads the account before writing an owed record that gives its copy up",
 		"ledger/index.go", "if g := l.opts.RetiredGrace; gives || l.cyc.Local == nil", "if g := l.opts.RetiredGrace; gives && false || l.cyc.Local == nil",
 		"driver_ledger", "records: a writer takes out the copy it gave up, whatever it reads later"},
+	{"ledger/owed records written without the read past RetiredGrace/2", "6.9 RetiredGrace: before writing owed records, a ledger whose next read would drop its state reads first",
+		"ledger/index.go", "g >= 0 && l.now().Sub(l.own.read) > g/2 {", "g >= 0 && l.now().Sub(l.own.read) > g/2 && false {",
+		"driver_ledger", "grace: owed records are written after a read when the last read is older than RetiredGrace/2"},
 	{"ledger/a pass records its own copy in doubt", "6.11 step 5: a pass records nothing for an actor whose copy yields to this ledger's copy in doubt",
 		"ledger/index.go", "if _, doubt := l.unacked[txn]; w == l.writer && doubt && !brokenLongDoubt {", "if _, doubt := l.unacked[txn]; false && w == l.writer && doubt && !brokenLongDoubt {",
 		"driver_ledger", "retire: a pass does not record its own copy in doubt as the one that counts"},
