@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,7 +13,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/wire"
+	"github.com/counterkit/counterkit/internal/txnrec"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -34,50 +32,26 @@ const DefaultRetryWindow = 24 * time.Hour
 // MaxRetryWindow is the largest Options.RetryWindow.
 const MaxRetryWindow = 400 * 24 * time.Hour
 
-// txnFormat is the newest format version of an index record: 1 without a
-// key, 2 with one.
-const txnFormat = 2
-
-// maxRecord bounds an index record's encoding: two ids, a key and three
-// integers.
-const maxRecord = 2*crdt.MaxIDLen + crdt.MaxKeyLen + 64
-
 // Record is a transaction record: Txn was applied with Amount (negative
 // for a debit) by Writer, first at At, and Writer's entry held it at
 // Version (tpncounter.Counter.Version) in the state that landed it. It is
-// stored under RecordKey of the account and the transaction.
-type Record struct {
-	Txn     crdt.TxnID
-	Amount  int64
-	Writer  crdt.ActorID
-	At      time.Time
-	Version uint64
-	// Key is the key whose state holds Writer's entry, which a Sharded's
-	// sub-ledger names, since its records are the account's (format
-	// version 2). "" (version 1) names no key: every reader takes the
-	// record as its own key's.
-	Key string
-}
+// stored under RecordKey of the account and the transaction. Key, when
+// set, is the key whose state holds Writer's entry, which a Sharded's
+// sub-ledger names, since its records are the account's (format version
+// 2); "" (version 1) names no key: every reader takes the record as its
+// own key's.
+type Record = txnrec.Record
 
 // RecordKey is the store key of txn's record for account: a fixed prefix
 // and a hash of both (SPEC.md 6.11), a valid key of 47 bytes whatever
 // their lengths.
-func RecordKey(account string, txn crdt.TxnID) string {
-	h := sha256.New()
-	h.Write([]byte(account))
-	h.Write([]byte{0})
-	h.Write([]byte(txn))
-	return recordKeyPrefix + base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(h.Sum(nil)[:20])
-}
-
-// recordKeyPrefix starts every transaction record's key.
-const recordKeyPrefix = "counterkit.txn/"
+func RecordKey(account string, txn crdt.TxnID) string { return txnrec.Key(account, txn) }
 
 // IsRecordKey reports whether key is the key of a transaction record (see
 // Options.RetryWindow) rather than of a ledger: what a tool listing a
 // store's keys, or a test injecting faults into the counter's calls alone,
 // tells apart. No ledger, Book or Sharded account may use such a key.
-func IsRecordKey(key string) bool { return strings.HasPrefix(key, recordKeyPrefix) }
+func IsRecordKey(key string) bool { return txnrec.IsKey(key) }
 
 // checkKey refuses (crdt.ErrInvalidKey) an invalid key and one in the
 // records' space, whose writes would take a record's place (SPEC.md 6.11).
@@ -86,104 +60,7 @@ func checkKey(what, key string) error {
 		return err
 	}
 	if IsRecordKey(key) {
-		return fmt.Errorf("%w: %s %q starts with %q, which only transaction records use", crdt.ErrInvalidKey, what, key, recordKeyPrefix)
-	}
-	return nil
-}
-
-// MarshalBinary encodes r (SPEC.md 6.11): the envelope "ledger.txn",
-// version 1, and the array [txn, amount, writer, at in Unix nanoseconds,
-// version]; with a Key, version 2 and the key after them.
-func (r Record) MarshalBinary() ([]byte, error) {
-	if err := r.check(); err != nil {
-		return nil, err
-	}
-	format, n := uint64(1), 5
-	if r.Key != "" {
-		format, n = 2, 6
-	}
-	e := wire.NewEncoder(crdt.TagLedgerTxn, format)
-	e.ArrayLen(n)
-	e.String(string(r.Txn))
-	e.Int(r.Amount)
-	e.String(string(r.Writer))
-	e.Int(r.At.UnixNano())
-	e.Uint(r.Version)
-	if r.Key != "" {
-		e.String(r.Key)
-	}
-	return e.Bytes()
-}
-
-// UnmarshalBinary decodes a record, refusing one no ledger writes (errors
-// wrap crdt.ErrCorruptEncoding, crdt.ErrTypeMismatch,
-// crdt.ErrUnsupportedVersion or crdt.ErrTooLarge).
-func (r *Record) UnmarshalBinary(b []byte) error {
-	d, format, err := wire.NewDecoder(b, crdt.TagLedgerTxn, txnFormat, maxRecord)
-	if err != nil {
-		return err
-	}
-	if err := d.Tuple(4+int(format), "transaction record"); err != nil {
-		return err
-	}
-	var x Record
-	var at int64
-	if x.Txn, err = d.Txn(); err != nil {
-		return err
-	}
-	if x.Amount, err = d.Int(); err != nil {
-		return err
-	}
-	if x.Writer, err = d.Actor(); err != nil {
-		return err
-	}
-	if at, err = d.Int(); err != nil {
-		return err
-	}
-	if x.Version, err = d.Uint(); err != nil {
-		return err
-	}
-	if format == 2 {
-		if x.Key, err = d.String(crdt.MaxKeyLen); err != nil {
-			return err
-		}
-		if x.Key == "" {
-			return fmt.Errorf("%w: transaction record with an empty key", crdt.ErrCorruptEncoding)
-		}
-	}
-	if err := d.Finish(); err != nil {
-		return err
-	}
-	x.At = time.Unix(0, at).UTC()
-	if err := x.check(); err != nil {
-		return fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
-	}
-	*r = x
-	return nil
-}
-
-// check refuses a record no ledger writes: an invalid id, a zero amount or
-// one whose magnitude does not fit, a time not after 1970, version 0 (an
-// entry that held a transaction has written at least once), an invalid
-// key.
-func (r Record) check() error {
-	if err := r.Txn.Validate(); err != nil {
-		return err
-	}
-	if err := r.Writer.Validate(); err != nil {
-		return err
-	}
-	if r.Amount == 0 || r.Amount == math.MinInt64 {
-		return fmt.Errorf("%w: transaction record with amount %d", crdt.ErrInvalidAmount, r.Amount)
-	}
-	if r.At.UnixNano() <= 0 {
-		return fmt.Errorf("%w: transaction record at %v, not after 1970", crdt.ErrInvalidAmount, r.At)
-	}
-	if r.Version == 0 {
-		return fmt.Errorf("%w: transaction record at version 0", crdt.ErrInvalidAmount)
-	}
-	if r.Key != "" {
-		return crdt.ValidateKey("transaction record's key", r.Key)
+		return fmt.Errorf("%w: %s %q starts with %q, which only transaction records use", crdt.ErrInvalidKey, what, key, txnrec.Prefix)
 	}
 	return nil
 }

@@ -1,0 +1,155 @@
+// Package txnrec is the transaction record that the ledger and the bounded
+// counter's Account keep beside an account, one per transaction, so that a
+// retry is recognised however many transactions came since (SPEC.md 6.11,
+// 13.5): its key and its encoding.
+package txnrec
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/wire"
+)
+
+// Record is a transaction record: Txn was applied with Amount (negative
+// for a debit) by Writer, first at At, and Writer's entry held it at
+// Version in the state that landed it. It is stored under Key of the
+// account and the transaction.
+type Record struct {
+	Txn     crdt.TxnID
+	Amount  int64
+	Writer  crdt.ActorID
+	At      time.Time
+	Version uint64
+	// Key is the key whose state holds Writer's entry, which a Sharded
+	// ledger's sub-ledger names, since its records are the account's
+	// (format version 2). "" (version 1) names no key: every reader takes
+	// the record as its own key's.
+	Key string
+}
+
+// Prefix starts every transaction record's key.
+const Prefix = "counterkit.txn/"
+
+// newestFormat is the newest format version of a record: 1 without a key, 2
+// with one.
+const newestFormat = 2
+
+// maxEncoded bounds a record's encoding: two ids, a key and three
+// integers.
+const maxEncoded = 2*crdt.MaxIDLen + crdt.MaxKeyLen + 64
+
+// Key is the store key of txn's record for account: Prefix and a hash of
+// both (SPEC.md 6.11), a valid key of 47 bytes whatever their lengths.
+func Key(account string, txn crdt.TxnID) string {
+	h := sha256.New()
+	h.Write([]byte(account))
+	h.Write([]byte{0})
+	h.Write([]byte(txn))
+	return Prefix + base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(h.Sum(nil)[:20])
+}
+
+// IsKey reports whether key is a record's key (starts with Prefix).
+func IsKey(key string) bool { return strings.HasPrefix(key, Prefix) }
+
+// MarshalBinary encodes r (SPEC.md 6.11): the envelope "ledger.txn",
+// version 1, and the array [txn, amount, writer, at in Unix nanoseconds,
+// version]; with a Key, version 2 and the key after them.
+func (r Record) MarshalBinary() ([]byte, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	format, n := uint64(1), 5
+	if r.Key != "" {
+		format, n = 2, 6
+	}
+	e := wire.NewEncoder(crdt.TagLedgerTxn, format)
+	e.ArrayLen(n)
+	e.String(string(r.Txn))
+	e.Int(r.Amount)
+	e.String(string(r.Writer))
+	e.Int(r.At.UnixNano())
+	e.Uint(r.Version)
+	if r.Key != "" {
+		e.String(r.Key)
+	}
+	return e.Bytes()
+}
+
+// UnmarshalBinary decodes a record, refusing one no writer makes (errors
+// wrap crdt.ErrCorruptEncoding, crdt.ErrTypeMismatch,
+// crdt.ErrUnsupportedVersion or crdt.ErrTooLarge).
+func (r *Record) UnmarshalBinary(b []byte) error {
+	d, format, err := wire.NewDecoder(b, crdt.TagLedgerTxn, newestFormat, maxEncoded)
+	if err != nil {
+		return err
+	}
+	if err := d.Tuple(4+int(format), "transaction record"); err != nil {
+		return err
+	}
+	var x Record
+	var at int64
+	if x.Txn, err = d.Txn(); err != nil {
+		return err
+	}
+	if x.Amount, err = d.Int(); err != nil {
+		return err
+	}
+	if x.Writer, err = d.Actor(); err != nil {
+		return err
+	}
+	if at, err = d.Int(); err != nil {
+		return err
+	}
+	if x.Version, err = d.Uint(); err != nil {
+		return err
+	}
+	if format == 2 {
+		if x.Key, err = d.String(crdt.MaxKeyLen); err != nil {
+			return err
+		}
+		if x.Key == "" {
+			return fmt.Errorf("%w: transaction record with an empty key", crdt.ErrCorruptEncoding)
+		}
+	}
+	if err := d.Finish(); err != nil {
+		return err
+	}
+	x.At = time.Unix(0, at).UTC()
+	if err := x.check(); err != nil {
+		return fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
+	}
+	*r = x
+	return nil
+}
+
+// check refuses a record no writer makes: an invalid id, a zero amount or
+// one whose magnitude does not fit, a time not after 1970, version 0 (an
+// entry that held a transaction has written at least once), an invalid
+// key.
+func (r Record) check() error {
+	if err := r.Txn.Validate(); err != nil {
+		return err
+	}
+	if err := r.Writer.Validate(); err != nil {
+		return err
+	}
+	if r.Amount == 0 || r.Amount == math.MinInt64 {
+		return fmt.Errorf("%w: transaction record with amount %d", crdt.ErrInvalidAmount, r.Amount)
+	}
+	if r.At.UnixNano() <= 0 {
+		return fmt.Errorf("%w: transaction record at %v, not after 1970", crdt.ErrInvalidAmount, r.At)
+	}
+	if r.Version == 0 {
+		return fmt.Errorf("%w: transaction record at version 0", crdt.ErrInvalidAmount)
+	}
+	if r.Key != "" {
+		return crdt.ValidateKey("transaction record's key", r.Key)
+	}
+	return nil
+}
