@@ -12,6 +12,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/retry"
+	"github.com/counterkit/counterkit/internal/txnrec"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -20,6 +21,12 @@ const DefaultRetryCount = 3
 
 // MaxRetryCount is the largest accepted AccountOptions.RetryCount.
 const MaxRetryCount = 100
+
+// DefaultRetryWindow is AccountOptions.RetryWindow when it is zero.
+const DefaultRetryWindow = 24 * time.Hour
+
+// MaxRetryWindow is the largest AccountOptions.RetryWindow.
+const MaxRetryWindow = 400 * 24 * time.Hour
 
 // MaxActorLen is the longest AccountOptions.Actor: the writer id adds an
 // incarnation suffix to it.
@@ -47,6 +54,16 @@ type AccountOptions struct {
 
 	// Backoff spaces the attempts of one operation.
 	Backoff Backoff
+
+	// RetryWindow is how long after a transaction lands a retry of it, on
+	// any Account of the key, is recognised however many transactions
+	// came since: the Account records each transaction it lands under a
+	// key of its own in the same store (SPEC.md 13.5, "Records"). Zero
+	// means DefaultRetryWindow (24 hours); at most MaxRetryWindow.
+	RetryWindow time.Duration
+
+	// Clock returns the current time for RetryWindow. Nil means time.Now.
+	Clock func() time.Time
 }
 
 // Backoff is the wait between the attempts of one operation: before the
@@ -86,6 +103,16 @@ type Account struct {
 	// caller was told is unknown, until a later call settles them.
 	unconfirmed map[crdt.TxnID]int64
 	closed      bool
+
+	// The records (SPEC.md 13.5): the transactions this attempt applied,
+	// those applied in a write not known to have landed, and the records
+	// of landed ones not yet written, which are written before the next
+	// cycle. tokens holds the record fetch's token of a transaction whose
+	// lookup found no live record, for its record's Put.
+	applying   map[crdt.TxnID]int64
+	unrecorded map[crdt.TxnID]int64
+	owed       map[crdt.TxnID]txnrec.Record
+	tokens     map[crdt.TxnID]store.Token
 }
 
 // Open returns an Account for key, without touching the store. Errors wrap
@@ -96,6 +123,9 @@ func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) 
 	}
 	if err := crdt.ValidateKey("bounded key", key); err != nil {
 		return nil, err
+	}
+	if txnrec.IsKey(key) {
+		return nil, fmt.Errorf("%w: bounded key %q starts with %q, which only transaction records use", crdt.ErrInvalidKey, key, txnrec.Prefix)
 	}
 	if err := opts.Actor.Validate(); err != nil {
 		return nil, err
@@ -117,14 +147,26 @@ func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) 
 		return nil, fmt.Errorf("%w: RetryCount %d outside 0..%d", crdt.ErrInvalidConfig, opts.RetryCount, MaxRetryCount)
 	case opts.Backoff.Max < 0:
 		return nil, fmt.Errorf("%w: Backoff.Max %v is negative", crdt.ErrInvalidConfig, opts.Backoff.Max)
+	case opts.RetryWindow < 0 || opts.RetryWindow > MaxRetryWindow:
+		return nil, fmt.Errorf("%w: RetryWindow %v outside 0..%v", crdt.ErrInvalidConfig, opts.RetryWindow, MaxRetryWindow)
+	}
+	opts.RetryWindow = cmp.Or(opts.RetryWindow, DefaultRetryWindow)
+	if opts.Clock == nil {
+		opts.Clock = time.Now
 	}
 	opts.RetryCount = cmp.Or(opts.RetryCount, DefaultRetryCount)
 	opts.Backoff.Initial = cmp.Or(opts.Backoff.Initial, 10*time.Millisecond)
 	opts.Backoff.Max = cmp.Or(opts.Backoff.Max, time.Second)
-	a := &Account{st: st, key: key, opts: opts, writer: retry.NewWriter(opts.Actor), unconfirmed: map[crdt.TxnID]int64{}}
+	a := &Account{st: st, key: key, opts: opts, writer: retry.NewWriter(opts.Actor), unconfirmed: map[crdt.TxnID]int64{},
+		applying: map[crdt.TxnID]int64{}, unrecorded: map[crdt.TxnID]int64{}, owed: map[crdt.TxnID]txnrec.Record{}, tokens: map[crdt.TxnID]store.Token{}}
 	a.cyc.Ops = accountOps{a}
 	return a, nil
 }
+
+// IsRecordKey reports whether key is the key of a transaction record
+// (AccountOptions.RetryWindow) rather than of an account. Records share the
+// ledger's key space (ledger.IsRecordKey): no Account key may start so.
+func IsRecordKey(key string) bool { return txnrec.IsKey(key) }
 
 // Key returns the account's key.
 func (a *Account) Key() string { return a.key }
@@ -171,11 +213,20 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	defer clear(a.tokens)
+	if err := a.flush(ctx); err != nil {
+		return a.owedBefore(txn, err)
+	}
 	appliedHere := false
 	var refusal *InsufficientRightsError
 	res, err := a.cycle(ctx, func(c *Counter) (bool, error) {
 		refusal = nil
-		if known, err := c.Known(txn, amount); known || err != nil {
+		if known, err := c.Known(txn, amount); err != nil {
+			return false, err
+		} else if known {
+			return false, a.vouch(ctx, c, txn, amount)
+		}
+		if known, err := a.lookup(ctx, txn, amount); (known || err != nil) && !brokenNoRecordLookup {
 			return false, err
 		}
 		spendable := a.spendable(c)
@@ -190,9 +241,15 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 			}
 			return c.Request(a.writer, short)
 		}
+		if n := len(a.unrecorded); n >= c.window() && !brokenNoHoldBack {
+			// Applying would let the oldest of them leave this account's
+			// window before its record is written (SPEC.md 13.5).
+			return false, fmt.Errorf("%w: %d transactions of this account's writes in doubt are not yet recorded", crdt.ErrUnavailable, n)
+		}
 		if _, err := c.Apply(a.writer, txn, amount); err != nil {
 			return false, err
 		}
+		a.applying[txn] = amount
 		appliedHere = true
 		if amount < 0 {
 			// A debit that went through needs nothing more.
@@ -215,7 +272,10 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 		// operation is done.
 		delete(a.unconfirmed, txn)
 		res.Outcome, res.Landed = Duplicate, true
-		return res, nil
+		if verr := a.vouch(ctx, a.cyc.Local, txn, amount); verr != nil {
+			return res, fmt.Errorf("%w: %q landed, but its records could not be read: %w", crdt.ErrAmbiguousWrite, txn, verr)
+		}
+		return a.acknowledge(ctx, txn, res)
 	}
 	if err != nil {
 		if _, held := a.cyc.Local.Holds(a.writer, txn); held && a.cyc.Pending {
@@ -234,7 +294,151 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 	if appliedHere {
 		res.Outcome = Applied
 	}
-	return res, nil
+	return a.acknowledge(ctx, txn, res)
+}
+
+// acknowledge writes the owed records after a call's cycle (SPEC.md 13.5,
+// "Records"). The call is answered res unless txn's own record is among
+// those still unwritten: then crdt.ErrAmbiguousWrite, landed, since a
+// retry on an Account whose read lags behind the write would not find it.
+func (a *Account) acknowledge(ctx context.Context, txn crdt.TxnID, res Result) (Result, error) {
+	err := a.flush(ctx)
+	if _, owed := a.owed[txn]; !owed {
+		return res, nil
+	}
+	res.Landed = true
+	return res, fmt.Errorf("%w: %q landed, but its record is not yet written: %w", crdt.ErrAmbiguousWrite, txn, err)
+}
+
+// owedBefore is the answer of a call that could not run because records
+// of earlier writes could not be written (err, from flush): nothing is
+// read or applied; crdt.ErrAmbiguousWrite as well when txn is one of them
+// (it landed) or this account's writes hold it (an earlier call's copy,
+// which may have landed).
+func (a *Account) owedBefore(txn crdt.TxnID, err error) (Result, error) {
+	res := Result{Attempts: 1}
+	if _, owed := a.owed[txn]; owed {
+		return res, fmt.Errorf("%w: %q landed, but its record is not yet written: %w", crdt.ErrAmbiguousWrite, txn, err)
+	}
+	if _, held := a.cyc.Local.Holds(a.writer, txn); held {
+		return res, fmt.Errorf("%w: this account's writes hold %q: %w", crdt.ErrAmbiguousWrite, txn, err)
+	}
+	return res, err
+}
+
+// lookup reads txn's record key (SPEC.md 13.5, "Records"): a live record of
+// txn (made within RetryWindow) with this amount makes the call known, one
+// with another amount fails it with crdt.ErrConflictingTransaction. A
+// record of another transaction (a hash collision) is passed over. With no
+// live record the fetch's token is kept for txn's record Put.
+func (a *Account) lookup(ctx context.Context, txn crdt.TxnID, amount int64) (bool, error) {
+	recs, token, err := a.records(ctx, txn)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range recs {
+		if r.Amount == amount {
+			return true, nil
+		}
+	}
+	if len(recs) > 0 {
+		return false, fmt.Errorf("%w: transaction %q was recorded with amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, recs[0].Amount, amount)
+	}
+	a.tokens[txn] = token
+	return false, nil
+}
+
+// records returns the live records of txn (made within RetryWindow; a
+// record of another transaction, a hash collision, is passed over) and the
+// fetch's token.
+func (a *Account) records(ctx context.Context, txn crdt.TxnID) ([]txnrec.Record, store.Token, error) {
+	sibs, token, err := a.st.Fetch(ctx, txnrec.Key(a.key, txn))
+	if err != nil {
+		return nil, nil, fmt.Errorf("fetching the record of %q: %w", txn, err)
+	}
+	oldest := a.opts.Clock().Add(-a.opts.RetryWindow)
+	var live []txnrec.Record
+	for i, b := range sibs {
+		var r txnrec.Record
+		if err := r.UnmarshalBinary(b); err != nil {
+			return nil, nil, fmt.Errorf("the record of %q, sibling %d of %d: %w", txn, i+1, len(sibs), err)
+		}
+		if r.Txn == txn && !r.At.Before(oldest) {
+			live = append(live, r)
+		}
+	}
+	return live, token, nil
+}
+
+// vouch makes sure that a call answered from another actor's copy in c,
+// which is in the store, leaves a live record of txn (SPEC.md 13.5,
+// "Records"): that actor may owe it (its call was answered
+// ambiguous_write, or its process stopped), and an Account whose read lags
+// behind the copy would find neither and apply txn again. With no live
+// record, one naming that copy is owed, written before the call is
+// acknowledged.
+func (a *Account) vouch(ctx context.Context, c *Counter, txn crdt.TxnID, amount int64) error {
+	if _, own := c.Holds(a.writer, txn); own {
+		return nil // its record is this account's to write (landed)
+	}
+	if _, owed := a.owed[txn]; owed {
+		return nil
+	}
+	recs, token, err := a.records(ctx, txn)
+	if err != nil || len(recs) > 0 {
+		return err
+	}
+	var holder crdt.ActorID // the smallest holder of this amount
+	for _, h := range c.Holders(txn) {
+		if h.Amount == amount && (holder == "" || h.Actor < holder) {
+			holder = h.Actor
+		}
+	}
+	if holder != "" {
+		a.owed[txn] = txnrec.Record{Txn: txn, Amount: amount, Writer: holder, At: a.opts.Clock(), Version: max(c.entries[holder].seq, 1)}
+		a.tokens[txn] = token
+	}
+	return nil
+}
+
+// landed makes the records of the transactions this account applied in
+// writes now known to have landed (c, its state) owed.
+func (a *Account) landed(c *Counter) {
+	version := uint64(1)
+	if e := c.entries[a.writer]; e != nil {
+		version = max(e.seq, 1)
+	}
+	now := a.opts.Clock()
+	for _, m := range []map[crdt.TxnID]int64{a.unrecorded, a.applying} {
+		for x, amount := range m {
+			a.owed[x] = txnrec.Record{Txn: x, Amount: amount, Writer: a.writer, At: now, Version: version}
+		}
+		clear(m)
+	}
+}
+
+// flush writes the owed records (SPEC.md 13.5): each with the token of its
+// call's lookup when that found no live record, else none. It fails,
+// wrapping crdt.ErrUnavailable, while any remains unwritten.
+func (a *Account) flush(ctx context.Context) error {
+	var errs []error
+	for _, x := range slices.Sorted(maps.Keys(a.owed)) {
+		b, err := a.owed[x].MarshalBinary()
+		if err == nil {
+			err = a.st.Put(ctx, txnrec.Key(a.key, x), a.writer, b, a.tokens[x])
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%q: %w", x, err))
+			continue
+		}
+		delete(a.owed, x)
+	}
+	if len(errs) > 0 {
+		// The Puts' own errors are details: an ambiguous record Put says
+		// nothing of the caller's transaction.
+		return fmt.Errorf("%w: bounded %q: %d transaction records of earlier writes not yet written: %v", crdt.ErrUnavailable, a.key, len(errs), errors.Join(errs...))
+	}
+	return nil
 }
 
 // stored reports whether txn is known to be in the store: held by another
@@ -266,6 +470,10 @@ func (a *Account) Transfer(ctx context.Context, to crdt.ActorID, amount int64) (
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if err := a.flush(ctx); err != nil {
+		return Result{Attempts: 1}, err
+	}
+	defer a.flush(ctx) // what is left is written before the next cycle
 	return a.cycle(ctx, func(c *Counter) (bool, error) {
 		if s := a.spendable(c); s < amount {
 			return false, &InsufficientRightsError{Actor: a.writer, Amount: amount, Available: max(0, s)}
@@ -281,6 +489,10 @@ func (a *Account) Transfer(ctx context.Context, to crdt.ActorID, amount int64) (
 func (a *Account) Sync(ctx context.Context) (*Counter, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if err := a.flush(ctx); err != nil {
+		return nil, err
+	}
+	defer a.flush(ctx) // what is left is written before the next cycle
 	var out *Counter
 	_, err := a.cycle(ctx, func(c *Counter) (bool, error) {
 		out = c
@@ -322,6 +534,9 @@ func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) 
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if err := a.flush(ctx); err != nil {
+		return Result{Attempts: 1}, err
+	}
 	keep := a.opts.Keep
 	a.opts.Keep = 0
 	res, err := a.cycle(ctx, func(c *Counter) (bool, error) {
@@ -342,6 +557,10 @@ func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) 
 	})
 	a.opts.Keep = keep
 	if err == nil {
+		// Records owed now would never be written: Close fails until they are.
+		err = a.flush(ctx)
+	}
+	if err == nil {
 		a.closed = true
 	}
 	return res, err
@@ -361,8 +580,12 @@ func (a *Account) read(ctx context.Context) (merged *Counter, token store.Token,
 	if err != nil {
 		return nil, nil, false, 0, fmt.Errorf("bounded %q: fetch: %w", a.key, err)
 	}
+	pending := a.cyc.Pending
 	if merged, storeHasAll, err = a.cyc.Read(sibs); err != nil {
 		return nil, nil, false, 0, err
+	}
+	if pending && !a.cyc.Pending {
+		a.landed(merged) // the store holds the write in doubt
 	}
 	return merged, token, storeHasAll, len(sibs), nil
 }
@@ -460,8 +683,10 @@ func (a *Account) grant(c *Counter) (int64, error) {
 func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error)) (Result, error) {
 	var res Result
 	inDoubt := false // an attempt of this call may have landed
+	defer clear(a.applying)
 	for {
 		res.Attempts++
+		clear(a.applying)
 		merged, token, storeHasAll, nsibs, err := a.read(ctx)
 		if err != nil {
 			if inDoubt {
@@ -510,6 +735,7 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error)) 
 		switch retry.Classify(err) {
 		case retry.Landed:
 			a.cyc.Landed(merged, b)
+			a.landed(merged)
 			a.settled(settled)
 			res.Landed = true
 			return res, nil
@@ -529,6 +755,7 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error)) 
 			// pending (retry.Cycle).
 			inDoubt = true
 			a.cyc.Ambiguous(merged)
+			maps.Copy(a.unrecorded, a.applying)
 			a.settled(settled)
 			err = retry.AmbiguousErr(err)
 		}

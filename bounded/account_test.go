@@ -31,6 +31,9 @@ func TestOpenRefuses(t *testing.T) {
 		"window":           {"k", bounded.AccountOptions{Actor: "a", Counter: bounded.Options{Window: bounded.MaxWindow + 1}}, crdt.ErrInvalidConfig},
 		"negative bound":   {"k", bounded.AccountOptions{Actor: "a", Counter: bounded.Options{Bound: -1, Origin: "o"}}, crdt.ErrInvalidConfig},
 		"negative backoff": {"k", bounded.AccountOptions{Actor: "a", Backoff: bounded.Backoff{Max: -1}}, crdt.ErrInvalidConfig},
+		"record key":       {"counterkit.txn/k", bounded.AccountOptions{Actor: "a"}, crdt.ErrInvalidKey},
+		"negative window":  {"k", bounded.AccountOptions{Actor: "a", RetryWindow: -1}, crdt.ErrInvalidConfig},
+		"window too long":  {"k", bounded.AccountOptions{Actor: "a", RetryWindow: bounded.MaxRetryWindow + 1}, crdt.ErrInvalidConfig},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := bounded.Open(st, tc.key, tc.opts)
@@ -99,11 +102,11 @@ func TestRefusedPutChangesNothing(t *testing.T) {
 func TestRetryOfLandedTransactionIsDuplicate(t *testing.T) {
 	ctx := context.Background()
 	inner := memory.NewSiblings()
-	st := faulty.NewSiblings(inner, faulty.Options{Policy: faulty.Script(
+	st := faulty.NewSiblings(inner, faulty.Options{Policy: counterCalls(faulty.Script(
 		faulty.Pass, faulty.Hold, faulty.Pass, faulty.Hold, // Credit: both writes held in flight
 		faulty.Pass, faulty.Pass, // Sync lands the pending write
 		faulty.StaleBy(1), faulty.Refuse, faulty.StaleBy(1), faulty.Refuse, // the retry reads stale, its resends are refused
-	)})
+	))})
 	a, err := bounded.Open(st, "k", bounded.AccountOptions{Actor: "a", RetryCount: 1, Backoff: bounded.Backoff{Initial: -1}})
 	require.NoError(t, err)
 	_, err = a.Credit(ctx, "c1", 5)

@@ -37,7 +37,7 @@ func TestSiblingsPastMaxActors(t *testing.T) {
 	b, err := withActors(t, "a", bounded.MaxActors-1).MarshalBinary()
 	require.NoError(t, err)
 	require.NoError(t, inner.Put(ctx, "k", "seed", b, nil))
-	st := faulty.NewSiblings(inner, faulty.Options{Policy: faulty.Only(faulty.Script(faulty.Pass, faulty.Stale), faulty.MethodFetch)})
+	st := faulty.NewSiblings(inner, faulty.Options{Policy: counterCalls(faulty.Only(faulty.Script(faulty.Pass, faulty.Stale), faulty.MethodFetch))})
 	open := func(actor crdt.ActorID) *bounded.Account {
 		acc, err := bounded.Open(st, "k", bounded.AccountOptions{Actor: actor})
 		require.NoError(t, err)

@@ -14,9 +14,9 @@
 // # The guarantee
 //
 // Value ≥ Bound in every state these operations and Merge build, provided
-// every actor writes its own entry serially; a retry is recognised within
-// Options.Window later transactions of a holder, and a transaction held by
-// two actors counts twice (SPEC.md 13.3).
+// every actor writes its own entry serially; the counter recognises a retry
+// within Options.Window later transactions of a holder, and a transaction
+// held by two actors counts twice (SPEC.md 13.3).
 //
 // Totals are exact. An operation that would take the value, or an actor's
 // rights or received total, past int64 (or further past it) fails with
@@ -35,7 +35,10 @@
 // next write.
 //
 // A transaction acknowledged by an Account counts, and a retry on any
-// account within the window is a Duplicate. crdt.ErrUnavailable means it
+// account within AccountOptions.RetryWindow (24 hours) is a Duplicate,
+// however many transactions came since: the Account records each
+// transaction it lands under a key of its own (SPEC.md 13.5, "Records";
+// IsRecordKey). crdt.ErrUnavailable means it
 // did not land; crdt.ErrAmbiguousWrite means it may have: retry on the same
 // Account. When a retry elsewhere made two actors hold a transaction with
 // one amount, the larger holder takes its copy back, except a credit whose

@@ -74,3 +74,24 @@ func ExampleAccount() {
 	// 80 50
 	// applied <nil> 30
 }
+
+// A retry is recognised by the transaction's record however many
+// transactions came since: here the window of recent transactions is 2,
+// and the payout is retried on another Account after 100 more credits.
+func ExampleAccount_retryWindow() {
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	opts := bounded.AccountOptions{Actor: "api-1", Counter: bounded.Options{Window: 2}}
+	a, _ := bounded.Open(st, "quota/team-9", opts)
+	opts.Actor = "api-2"
+	b, _ := bounded.Open(st, "quota/team-9", opts)
+
+	a.Credit(ctx, "topup-1", 500)
+	for i := range 100 {
+		a.Credit(ctx, crdt.TxnID(fmt.Sprint("usage-", i)), 1)
+	}
+	r, err := b.Credit(ctx, "topup-1", 500) // the caller's retry, elsewhere
+	fmt.Println(r.Outcome, err, r.Value)
+	// Output:
+	// duplicate <nil> 600
+}

@@ -23,7 +23,7 @@ import (
 func TestOverflowKeepsTheKey(t *testing.T) {
 	ctx := context.Background()
 	inner := memory.NewSiblings()
-	st := faulty.NewSiblings(inner, faulty.Options{Policy: faulty.Only(faulty.Script(faulty.Pass, faulty.Stale), faulty.MethodFetch)})
+	st := faulty.NewSiblings(inner, faulty.Options{Policy: counterCalls(faulty.Only(faulty.Script(faulty.Pass, faulty.Stale), faulty.MethodFetch))})
 	a, err := bounded.Open(st, "k", bounded.AccountOptions{Actor: "a"})
 	require.NoError(t, err)
 	b, err := bounded.Open(st, "k", bounded.AccountOptions{Actor: "b"})

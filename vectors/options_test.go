@@ -91,7 +91,8 @@ func dvBoundedOptions(o dvOptions, actor crdt.ActorID) bounded.AccountOptions {
 		keep = int64(*o.Keep)
 	}
 	return bounded.AccountOptions{Actor: actor, Counter: bounded.Options{Window: o.Window},
-		Keep: keep, RetryCount: o.RetryCount, Backoff: bounded.Backoff{Initial: -1}}
+		Keep: keep, RetryCount: o.RetryCount, Backoff: bounded.Backoff{Initial: -1},
+		RetryWindow: dvDur(o.RetryWindowNS), Clock: func() time.Time { return dvT0 }}
 }
 
 // dvOr is the duration p gives, or def when it gives 0 or nothing.
