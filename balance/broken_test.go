@@ -109,6 +109,12 @@ func TestChecksCatchBrokenVariants(t *testing.T) {
 		require.Error(t, err, "the random schedules missed it")
 		t.Logf("random schedules: %v", err)
 	})
+	t.Run("stale removal enumeration catches removal without needs", func(t *testing.T) {
+		defer balance.BreakPlacedNeeds()()
+		st, err := enumerateStale(srCIScope, 0)
+		require.Error(t, err, "%d schedules passed", st.runs)
+		t.Logf("caught after %d schedules: %v", st.runs, err)
+	})
 	// The schedule enumeration catches both.
 	for name, brk := range map[string]func() func(){"records": balance.BreakTxnRecords, "deadline": balance.BreakTxnDeadline} {
 		t.Run("enumeration catches no "+name, func(t *testing.T) {
