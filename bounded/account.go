@@ -217,10 +217,28 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 	if err := a.flush(ctx); err != nil {
 		return a.owedBefore(txn, err)
 	}
-	appliedHere := false
+	res, err := a.updateLocked(ctx, txn, amount)
+	if errors.Is(err, errHeldBack) {
+		// The cycle put the pending write alone, or had nothing to write;
+		// once its records are written, the call runs again (SPEC.md 13.5).
+		if ferr := a.flush(ctx); ferr == nil && !a.cyc.Pending {
+			again, err := a.updateLocked(ctx, txn, amount)
+			again.Attempts += res.Attempts
+			return again, err
+		}
+	}
+	return res, err
+}
+
+// errHeldBack is the error of a call held back (SPEC.md 13.5, "Records").
+var errHeldBack = fmt.Errorf("%w: held back: this account's transactions not yet recorded fill its window", crdt.ErrUnavailable)
+
+// updateLocked runs one cycle of a Credit or Debit (a.mu held).
+func (a *Account) updateLocked(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
+	appliedHere, heldBack := false, false
 	var refusal *InsufficientRightsError
 	res, err := a.cycle(ctx, func(c *Counter) (bool, error) {
-		refusal = nil
+		refusal, heldBack = nil, false
 		if known, err := c.Known(txn, amount); err != nil {
 			return false, err
 		} else if known {
@@ -241,10 +259,12 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 			}
 			return c.Request(a.writer, short)
 		}
-		if n := len(a.unrecorded); n >= c.window() && !brokenNoHoldBack {
+		if a.unwritten() >= c.window() && !brokenNoHoldBack {
 			// Applying would let the oldest of them leave this account's
-			// window before its record is written (SPEC.md 13.5).
-			return false, fmt.Errorf("%w: %d transactions of this account's writes in doubt are not yet recorded", crdt.ErrUnavailable, n)
+			// window before its record is written (SPEC.md 13.5): the
+			// cycle puts the pending write alone, if any.
+			heldBack = true
+			return false, nil
 		}
 		if _, err := c.Apply(a.writer, txn, amount); err != nil {
 			return false, err
@@ -259,6 +279,9 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 		}
 		return true, nil
 	})
+	if heldBack {
+		return Result{Attempts: res.Attempts}, errHeldBack
+	}
 	if refusal != nil {
 		res.Requested = a.cyc.Local.Outstanding(a.writer)
 		if err != nil {
@@ -270,12 +293,14 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 		// The transaction is in the store, by this account's landed write
 		// or another actor's: only a resend failed, and the caller's
 		// operation is done.
-		delete(a.unconfirmed, txn)
 		res.Outcome, res.Landed = Duplicate, true
 		if verr := a.vouch(ctx, a.cyc.Local, txn, amount); verr != nil {
 			return res, fmt.Errorf("%w: %q landed, but its records could not be read: %w", crdt.ErrAmbiguousWrite, txn, verr)
 		}
-		return a.acknowledge(ctx, txn, res)
+		if res, err = a.acknowledge(ctx, txn, res); err == nil {
+			delete(a.unconfirmed, txn)
+		}
+		return res, err
 	}
 	if err != nil {
 		if _, held := a.cyc.Local.Holds(a.writer, txn); held && a.cyc.Pending {
@@ -289,12 +314,31 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 		}
 		return res, err
 	}
-	delete(a.unconfirmed, txn) // the caller now knows
 	res.Outcome = Duplicate
 	if appliedHere {
 		res.Outcome = Applied
 	}
-	return a.acknowledge(ctx, txn, res)
+	if res, err = a.acknowledge(ctx, txn, res); err != nil {
+		if appliedHere {
+			a.unconfirmed[txn] = amount // in doubt to the caller: not spendable
+		}
+		return res, err
+	}
+	delete(a.unconfirmed, txn) // the caller now knows
+	return res, nil
+}
+
+// unwritten is how many of this account's own transactions have no record
+// yet: those in writes not known to have landed, and its owed records
+// naming it.
+func (a *Account) unwritten() int {
+	n := len(a.unrecorded)
+	for _, r := range a.owed {
+		if r.Writer == a.writer {
+			n++
+		}
+	}
+	return n
 }
 
 // acknowledge writes the owed records after a call's cycle (SPEC.md 13.5,
@@ -363,6 +407,9 @@ func (a *Account) records(ctx context.Context, txn crdt.TxnID) ([]txnrec.Record,
 		if err := r.UnmarshalBinary(b); err != nil {
 			return nil, nil, fmt.Errorf("the record of %q, sibling %d of %d: %w", txn, i+1, len(sibs), err)
 		}
+		if r.Key != "" { // only a Sharded ledger's sub-ledger names a key
+			return nil, nil, fmt.Errorf("%w: the record of %q names key %q: no Account writes one", crdt.ErrCorruptEncoding, txn, r.Key)
+		}
 		if r.Txn == txn && !r.At.Before(oldest) {
 			live = append(live, r)
 		}
@@ -418,15 +465,33 @@ func (a *Account) landed(c *Counter) {
 }
 
 // flush writes the owed records (SPEC.md 13.5): each with the token of its
-// call's lookup when that found no live record, else none. It fails,
-// wrapping crdt.ErrUnavailable, while any remains unwritten.
+// call's lookup when that found no live record. An owed record with no
+// such token (an earlier call's) is fetched first: a live record of its
+// amount makes it written already; with no live record its Put takes the
+// fetch's token, superseding dead records (a store may refuse a Put past
+// its siblings limit, as Riak does); else, or when the fetch fails, none.
+// It fails, wrapping crdt.ErrUnavailable, while any remains unwritten.
 func (a *Account) flush(ctx context.Context) error {
+	for _, x := range slices.Sorted(maps.Keys(a.owed)) {
+		if _, ok := a.tokens[x]; ok {
+			continue
+		}
+		recs, token, err := a.records(ctx, x)
+		switch {
+		case err != nil: // a damaged record must not keep this one out
+		case slices.ContainsFunc(recs, func(r txnrec.Record) bool { return r.Amount == a.owed[x].Amount }):
+			delete(a.owed, x)
+		case len(recs) == 0:
+			a.tokens[x] = token
+		}
+	}
 	var errs []error
 	for _, x := range slices.Sorted(maps.Keys(a.owed)) {
 		b, err := a.owed[x].MarshalBinary()
 		if err == nil {
 			err = a.st.Put(ctx, txnrec.Key(a.key, x), a.writer, b, a.tokens[x])
 		}
+		delete(a.tokens, x) // a token serves one Put
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%q: %w", x, err))
 			continue

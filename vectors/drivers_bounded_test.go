@@ -412,9 +412,9 @@ func dvbRecordVectors() []dvVector {
 		}},
 		{Name: dvbRecRefused, Options: dvbOptions(1, 0), Ledgers: abc, Steps: []dvStep{
 			dvbNote(dvRecFaults(dvbOp("credit", "a", "x1", 10), "x1", "", "refuse"), "x1 lands, its record put is refused: ambiguous_write+unavailable, landed; the record is owed"),
-			dvbNote(dvRecFaults(dvbOp("credit", "a", "x2", 1), "x1", "refuse"), "the owed record first: refused again, so nothing is read or applied: unavailable"),
-			dvbNote(dvRecFaults(dvbOp("credit", "a", "x1", 10), "x1", "refuse"), "a retry of x1 there: its record still owed: ambiguous_write+unavailable"),
-			dvbNote(dvbOp("credit", "a", "x2", 1), "x1's record written (no token), then x2 applied and recorded"),
+			dvbNote(dvRecFaults(dvbOp("credit", "a", "x2", 1), "x1", "", "refuse"), "the owed record first (its key fetched: no live record, so its put takes the fetch's token): refused again, so nothing is read or applied: unavailable"),
+			dvbNote(dvRecFaults(dvbOp("credit", "a", "x1", 10), "x1", "", "refuse"), "a retry of x1 there: its record still owed: ambiguous_write+unavailable"),
+			dvbNote(dvbOp("credit", "a", "x2", 1), "x1's record written, then x2 applied and recorded"),
 			dvbOp("value", "a", "", 0),
 		}},
 		{Name: dvbRecVouch, Options: dvbOptions(1, 0), Ledgers: abc, Steps: []dvStep{
@@ -426,14 +426,14 @@ func dvbRecordVectors() []dvVector {
 		{Name: dvbRecHeld, Options: two, Ledgers: abc, Steps: []dvStep{
 			dvbNote(dvbOp("credit", "a", "x1", 1, "", "ambiguous_lost", "", "ambiguous_lost"), "both puts lost: ambiguous_write, pending; x1 unrecorded"),
 			dvbNote(dvbOp("credit", "a", "x2", 2, "", "ambiguous_lost", "", "ambiguous_lost"), "the same: x1 and x2 unrecorded, as many as the window"),
-			dvbNote(dvbOp("credit", "a", "x3", 4), "applying x3 would push x1 out of a's window before its record exists: held back, unavailable, nothing put"),
-			dvbNote(dvbOp("sync", "a", "", 0), "the pending write lands; x1's and x2's records are written after it"),
-			dvbNote(dvbOp("credit", "a", "x3", 4), "x3 applied"),
+			dvbNote(dvbOp("credit", "a", "x3", 4), "applying x3 would push x1 out of a's window before its record exists: held back, the attempt puts the pending write alone; it lands, x1's and x2's records are written (each key fetched first), and a new attempt applies x3"),
+			dvbNote(dvbOp("sync", "a", "", 0), "nothing to do"),
+			dvbNote(dvbOp("credit", "a", "x3", 4), "duplicate"),
 			dvbOp("value", "a", "", 0),
 		}},
 		{Name: dvbRecLanded, Options: dvbOptions(1, 0), Ledgers: abc, Steps: []dvStep{
 			dvbNote(dvbOp("credit", "a", "x1", 5, "", "ambiguous_landed", "refuse"), "the put lands, its answer lost; the retry's fetch is refused: ambiguous_write+unavailable, pending"),
-			dvbNote(dvbOp("sync", "a", "", 0), "the read holds the pending write: it landed, so x1's record is owed, and written after the cycle"),
+			dvbNote(dvbOp("sync", "a", "", 0), "the read holds the pending write: it landed, so x1's record is owed, and written after the cycle (its key fetched first)"),
 			dvbNote(dvbOp("credit", "b", "x1", 5), "duplicate"),
 		}},
 	}
@@ -475,6 +475,18 @@ func (acc *dvbAcct) landed() {
 	}
 }
 
+// unwritten is how many of acc's own txns have no record yet: the
+// unrecorded ones and its owed records naming it.
+func (acc *dvbAcct) unwritten() int {
+	n := len(acc.unrecorded)
+	for _, r := range acc.owed {
+		if r.Writer == acc.writer {
+			n++
+		}
+	}
+	return n
+}
+
 // recFetch is a fetch of txn's record key: the live records of txn and
 // the token; kind is the error that ends the step, "" when ok.
 func (m *dvbModel) recFetch(cur *dvbCall, txn string) (live []dvRecord, token, kind string, ok bool) {
@@ -503,6 +515,46 @@ func (m *dvbModel) recFetch(cur *dvbCall, txn string) (live []dvRecord, token, k
 // "Records"); it reports whether all were written. ok is false when the
 // vector stops.
 func (m *dvbModel) flush(acc *dvbAcct, cur *dvbCall) (all, ok bool) {
+	// An owed record with no token of its call is fetched first, the
+	// fetches a set: a live record of its amount writes it already; with
+	// none live, its Put takes the fetch's token.
+	fetch := map[string]string{}
+	for x := range acc.owed {
+		if _, has := acc.tokens[x]; !has {
+			fetch[dvRecordKey(m.v.Options.Key, x)] = x
+		}
+	}
+	for range len(fetch) {
+		c, found := m.take(cur, "fetch")
+		if !found {
+			return false, false
+		}
+		x, known := fetch[c.Key]
+		if !known {
+			m.fail("record fetch %s: the model owes no record under that key", c.Key)
+			continue
+		}
+		delete(fetch, c.Key)
+		if c.Reply != "ok" {
+			continue
+		}
+		var live []dvRecord
+		corrupt := false
+		for _, sb := range c.Siblings {
+			if sb.Record == nil || sb.Record.Key != "" {
+				corrupt = true
+			} else if sb.Record.Txn == x {
+				live = append(live, *sb.Record)
+			}
+		}
+		switch {
+		case corrupt:
+		case slices.ContainsFunc(live, func(r dvRecord) bool { return r.Amount == acc.owed[x].Amount }):
+			delete(acc.owed, x)
+		case len(live) == 0:
+			acc.tokens[x] = c.Token
+		}
+	}
 	byKey := map[string]string{}
 	for x := range acc.owed {
 		byKey[dvRecordKey(m.v.Options.Key, x)] = x
@@ -524,6 +576,7 @@ func (m *dvbModel) flush(acc *dvbAcct, cur *dvbCall) (all, ok bool) {
 		if c.Reply == "ok" {
 			delete(acc.owed, x)
 		}
+		delete(acc.tokens, x) // a token serves one Put
 	}
 	return len(acc.owed) == 0, true
 }
@@ -1033,7 +1086,6 @@ func dvModelBounded(v dvVector) []string {
 			case acc.closed:
 				r = dvbCycle{err: "invalid_config", attempts: 1}
 			default:
-				defer clear(acc.tokens)
 				if all, ok := m.flush(acc, cur); !ok {
 					r.stop = true
 					break
@@ -1044,9 +1096,9 @@ func dvModelBounded(v dvVector) []string {
 					}
 					break
 				}
-				applied, refused, available := false, false, int64(0)
-				r = m.cycle(acc, cur, m.keep, func() (bool, string) {
-					refused = false
+				applied, refused, heldBack, available := false, false, false, int64(0)
+				op := func() (bool, string) {
+					refused, heldBack = false, false
 					if _, amts := acc.s.holderActors(s.Txn); len(amts) > 0 {
 						if slices.Contains(amts, signed) {
 							k, _ := m.vouch(acc, cur, s.Txn, signed)
@@ -1077,8 +1129,9 @@ func dvModelBounded(v dvVector) []string {
 						ch, k := acc.s.request(A, short)
 						return ch, k
 					}
-					if len(acc.unrecorded) >= m.window {
-						return false, "unavailable" // 13.5: held back
+					if acc.unwritten() >= m.window {
+						heldBack = true // 13.5: the pending write alone, if any
+						return false, ""
 					}
 					if k := acc.s.apply(A, s.Txn, signed); k != "" {
 						return false, k
@@ -1089,8 +1142,24 @@ func dvModelBounded(v dvVector) []string {
 						acc.s.withdraw(A)
 					}
 					return true, ""
-				})
+				}
+				r = m.cycle(acc, cur, m.keep, op)
+				if heldBack && !r.stop {
+					// 13.5 "Records": once the pending write landed and the
+					// owed records are written, the call runs again, once.
+					if all, ok := m.flush(acc, cur); !ok {
+						r.stop = true
+					} else if all && !acc.pending {
+						n := r.attempts
+						r = m.cycle(acc, cur, m.keep, op)
+						r.attempts += n
+					}
+				}
 				if r.stop {
+					break
+				}
+				if heldBack {
+					r = dvbCycle{err: "unavailable", attempts: r.attempts}
 					break
 				}
 				hs, amts := acc.s.holderActors(s.Txn)
@@ -1103,12 +1172,11 @@ func dvModelBounded(v dvVector) []string {
 						r.err = dvbJoin("insufficient_rights", r.err)
 					}
 				case r.err != "" && !applied && (strings.Contains(r.err, "unavailable") || strings.Contains(r.err, "ambiguous_write")) && dvbStored(acc, hs):
-					delete(acc.u, s.Txn)
 					got.Outcome, r.landed, r.err = "duplicate", true, ""
 					if k, _ := m.vouch(acc, cur, s.Txn, signed); k != "" {
 						r.err = dvbJoin("ambiguous_write", k)
-					} else {
-						r.err = m.acknowledge(acc, cur, s.Txn)
+					} else if r.err = m.acknowledge(acc, cur, s.Txn); r.err == "" {
+						delete(acc.u, s.Txn)
 					}
 				case r.err != "":
 					if j := slices.Index(hs, A); j >= 0 && acc.pending {
@@ -1121,12 +1189,15 @@ func dvModelBounded(v dvVector) []string {
 					}
 					_ = amts
 				default:
-					delete(acc.u, s.Txn)
 					got.Outcome = "duplicate"
 					if applied {
 						got.Outcome = "applied"
 					}
-					r.err = m.acknowledge(acc, cur, s.Txn)
+					if r.err = m.acknowledge(acc, cur, s.Txn); r.err == "" {
+						delete(acc.u, s.Txn)
+					} else if applied {
+						acc.u[s.Txn] = signed // in doubt to the caller
+					}
 				}
 			}
 		case s.Op == "transfer":
@@ -1250,6 +1321,7 @@ func dvModelBounded(v dvVector) []string {
 			}
 		}
 		got.Pending = dvB(acc.pending)
+		clear(acc.tokens) // a call's record tokens end with it
 		m.compare(s, got)
 	}
 	return m.problems
@@ -1457,7 +1529,11 @@ func init() {
 		{"bounded/no record for another account's copy", "13.5 Records: a duplicate of another actor's copy with no live record writes one",
 			"\tif _, own := c.Holds(a.writer, txn); own {\n\t\treturn nil", "\tif _, own := c.Holds(a.writer, txn); own || true {\n\t\treturn nil", dvbRecVouch},
 		{"bounded/no hold-back", "13.5 Records: no txn applied while the unrecorded ones number Window",
-			"if n := len(a.unrecorded); n >= c.window() && !brokenNoHoldBack {", "if n := len(a.unrecorded); false && n >= c.window() && !brokenNoHoldBack {", dvbRecHeld},
+			"if a.unwritten() >= c.window() && !brokenNoHoldBack {", "if false && a.unwritten() >= c.window() && !brokenNoHoldBack {", dvbRecHeld},
+		{"bounded/a held-back call not run again", "13.5 Records: once the pending write landed and the owed records are written, a held-back call runs once more",
+			"if ferr := a.flush(ctx); ferr == nil && !a.cyc.Pending {", "if ferr := a.flush(ctx); false && ferr == nil && !a.cyc.Pending {", dvbRecHeld},
+		{"bounded/an earlier call's owed record put with no fetch", "13.5 Records: an owed record of an earlier call is fetched first",
+			"\t\tif _, ok := a.tokens[x]; ok {\n\t\t\tcontinue", "\t\tif _, ok := a.tokens[x]; ok || true {\n\t\t\tcontinue", dvbRecRefused},
 		{"bounded/a landed write in doubt not recorded", "13.5 Records: a read that holds the pending write makes its records owed",
 			"\tif pending && !a.cyc.Pending {\n\t\ta.landed(merged)", "\tif false && pending && !a.cyc.Pending {\n\t\ta.landed(merged)", dvbRecLanded},
 		{"bounded/Value answers past int64", "13.5 Value: overflow while the value is past int64",
