@@ -204,6 +204,32 @@ func runEnumAt(script []enumOp, tape []faulty.Fault, recordFaults, dropHeld bool
 	return res
 }
 
+// faultTapes returns every placement of up to maxFaults of faults over
+// the first depth calls (a tape: the fault of each call in order, Pass
+// beyond it), the empty tape first.
+func faultTapes(faults []faulty.Fault, depth, maxFaults int) [][]faulty.Fault {
+	var tapes [][]faulty.Fault
+	var gen func(tape []faulty.Fault, from, left int)
+	gen = func(tape []faulty.Fault, from, left int) {
+		tapes = append(tapes, slices.Clone(tape))
+		if left == 0 {
+			return
+		}
+		for p := from; p < depth; p++ {
+			for _, f := range faults {
+				t2 := slices.Clone(tape)
+				for len(t2) <= p {
+					t2 = append(t2, faulty.Pass)
+				}
+				t2[p] = f
+				gen(t2, p+1, left-1)
+			}
+		}
+	}
+	gen(nil, 0, maxFaults)
+	return tapes
+}
+
 // TestRecordsEnumerated enumerates every placement of up to two
 // faults (Refuse, LoseAck, Lose, Hold, Stale; record reads never stale) over
 // the first calls of small scripts of two or three accounts with window 1,
@@ -252,25 +278,7 @@ func TestRecordsEnumerated(t *testing.T) {
 		}
 		for _, recordFaults := range []bool{false, true} {
 			n, doubles := 0, 0
-			var tapes [][]faulty.Fault
-			var gen func(tape []faulty.Fault, from, left int)
-			gen = func(tape []faulty.Fault, from, left int) {
-				tapes = append(tapes, slices.Clone(tape))
-				if left == 0 {
-					return
-				}
-				for p := from; p < depth; p++ {
-					for _, f := range faults {
-						t2 := slices.Clone(tape)
-						for len(t2) <= p {
-							t2 = append(t2, faulty.Pass)
-						}
-						t2[p] = f
-						gen(t2, p+1, left-1)
-					}
-				}
-			}
-			gen(nil, 0, maxFaults)
+			tapes := faultTapes(faults, depth, maxFaults)
 			seen := map[string]bool{}
 			for _, tape := range tapes {
 				n++
@@ -314,25 +322,7 @@ func TestRecordsInterleavingsEnumerated(t *testing.T) {
 	if s := os.Getenv("ENUM_FAULTS"); s != "" {
 		fmt.Sscan(s, &maxFaults)
 	}
-	var tapes [][]faulty.Fault
-	var gen func(tape []faulty.Fault, from, left int)
-	gen = func(tape []faulty.Fault, from, left int) {
-		tapes = append(tapes, slices.Clone(tape))
-		if left == 0 {
-			return
-		}
-		for p := from; p < depth; p++ {
-			for _, f := range faults {
-				t2 := slices.Clone(tape)
-				for len(t2) <= p {
-					t2 = append(t2, faulty.Pass)
-				}
-				t2[p] = f
-				gen(t2, p+1, left-1)
-			}
-		}
-	}
-	gen(nil, 0, maxFaults)
+	tapes := faultTapes(faults, depth, maxFaults)
 	for _, name := range slices.Sorted(maps.Keys(scripts)) {
 		for _, txn := range []crdt.TxnID{"x", "y"} {
 			inject := c(1, txn)

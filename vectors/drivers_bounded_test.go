@@ -524,19 +524,9 @@ func (m *dvbModel) flush(acc *dvbAcct, cur *dvbCall) (all, ok bool) {
 			fetch[dvRecordKey(m.v.Options.Key, x)] = x
 		}
 	}
-	for range len(fetch) {
-		c, found := m.take(cur, "fetch")
-		if !found {
-			return false, false
-		}
-		x, known := fetch[c.Key]
-		if !known {
-			m.fail("record fetch %s: the model owes no record under that key", c.Key)
-			continue
-		}
-		delete(fetch, c.Key)
+	if !m.takeSet(cur, "fetch", fetch, func(x string, c dvCall) {
 		if c.Reply != "ok" {
-			continue
+			return
 		}
 		var live []dvRecord
 		corrupt := false
@@ -554,22 +544,14 @@ func (m *dvbModel) flush(acc *dvbAcct, cur *dvbCall) (all, ok bool) {
 		case len(live) == 0:
 			acc.tokens[x] = c.Token
 		}
+	}) {
+		return false, false
 	}
 	byKey := map[string]string{}
 	for x := range acc.owed {
 		byKey[dvRecordKey(m.v.Options.Key, x)] = x
 	}
-	for range len(byKey) {
-		c, found := m.take(cur, "put")
-		if !found {
-			return false, false
-		}
-		x, known := byKey[c.Key]
-		if !known {
-			m.fail("record put %s: the model owes no record under that key", c.Key)
-			continue
-		}
-		delete(byKey, c.Key)
+	if !m.takeSet(cur, "put", byKey, func(x string, c dvCall) {
 		if want := acc.owed[x]; c.Actor != acc.writer || c.Token != acc.tokens[x] || c.Record == nil || *c.Record != want {
 			m.fail("record put %s %+v as %s token %q: the model puts %+v as %s token %q", c.Key, c.Record, c.Actor, c.Token, want, acc.writer, acc.tokens[x])
 		}
@@ -577,8 +559,30 @@ func (m *dvbModel) flush(acc *dvbAcct, cur *dvbCall) (all, ok bool) {
 			delete(acc.owed, x)
 		}
 		delete(acc.tokens, x) // a token serves one Put
+	}) {
+		return false, false
 	}
 	return len(acc.owed) == 0, true
+}
+
+// takeSet takes len(byKey) calls of method, a set in any order, each to a
+// record key of byKey, and gives each to fn with the txn its key stands
+// for. It is false when the vector stops.
+func (m *dvbModel) takeSet(cur *dvbCall, method string, byKey map[string]string, fn func(x string, c dvCall)) bool {
+	for range len(byKey) {
+		c, found := m.take(cur, method)
+		if !found {
+			return false
+		}
+		x, known := byKey[c.Key]
+		if !known {
+			m.fail("record %s %s: the model owes no record under that key", method, c.Key)
+			continue
+		}
+		delete(byKey, c.Key)
+		fn(x, c)
+	}
+	return true
 }
 
 // acknowledge writes acc's owed records after a call's cycle: the call's
