@@ -585,6 +585,19 @@ func (m *dvbModel) takeSet(cur *dvbCall, method string, byKey map[string]string,
 	return true
 }
 
+// flushFirst writes acc's owed records before an operation's cycle (13.5
+// "Records"); run is false when the call ends there, as r says: the
+// vector stops, or a record was not written (unavailable, nothing read).
+func (m *dvbModel) flushFirst(acc *dvbAcct, cur *dvbCall) (r dvbCycle, run bool) {
+	switch all, ok := m.flush(acc, cur); {
+	case !ok:
+		return dvbCycle{stop: true}, false
+	case !all:
+		return dvbCycle{err: "unavailable", attempts: 1}, false
+	}
+	return dvbCycle{}, true
+}
+
 // acknowledge writes acc's owed records after a call's cycle: the call's
 // error kind, "" unless txn's own record is still owed (13.5 "Records").
 func (m *dvbModel) acknowledge(acc *dvbAcct, cur *dvbCall, txn string) string {
@@ -1090,13 +1103,11 @@ func dvModelBounded(v dvVector) []string {
 			case acc.closed:
 				r = dvbCycle{err: "invalid_config", attempts: 1}
 			default:
-				if all, ok := m.flush(acc, cur); !ok {
-					r.stop = true
-					break
-				} else if !all { // 13.5 "Records": nothing read or applied
-					r = dvbCycle{err: "unavailable", attempts: 1}
-					if hs, _ := acc.s.holderActors(s.Txn); acc.owed[s.Txn] != (dvRecord{}) || slices.Contains(hs, A) {
-						r.err = "ambiguous_write+unavailable"
+				var run bool
+				if r, run = m.flushFirst(acc, cur); !run {
+					// 13.5 "Records": nothing read or applied
+					if hs, _ := acc.s.holderActors(s.Txn); !r.stop && (acc.owed[s.Txn] != (dvRecord{}) || slices.Contains(hs, A)) {
+						r.err = dvbJoin("ambiguous_write", r.err)
 					}
 					break
 				}
@@ -1214,11 +1225,8 @@ func dvModelBounded(v dvVector) []string {
 			case acc.closed:
 				r = dvbCycle{err: "invalid_config", attempts: 1}
 			default:
-				if all, ok := m.flush(acc, cur); !ok {
-					r.stop = true
-					break
-				} else if !all {
-					r = dvbCycle{err: "unavailable", attempts: 1}
+				var run bool
+				if r, run = m.flushFirst(acc, cur); !run {
 					break
 				}
 				var available *dvInt
@@ -1244,11 +1252,8 @@ func dvModelBounded(v dvVector) []string {
 				r = dvbCycle{err: "invalid_config", attempts: 1}
 				break
 			}
-			if all, ok := m.flush(acc, cur); !ok {
-				r.stop = true
-				break
-			} else if !all {
-				r = dvbCycle{err: "unavailable", attempts: 1}
+			var run bool
+			if r, run = m.flushFirst(acc, cur); !run {
 				break
 			}
 			r = m.cycle(acc, cur, 0, func() (bool, string) {
@@ -1278,11 +1283,9 @@ func dvModelBounded(v dvVector) []string {
 				got.Error = "invalid_config"
 				break
 			}
-			if all, ok := m.flush(acc, cur); !ok {
-				r.stop = true
-				break
-			} else if !all {
-				got.Error = "unavailable"
+			var run bool
+			if r, run = m.flushFirst(acc, cur); !run {
+				got.Error = r.err
 				break
 			}
 			r = m.cycle(acc, cur, m.keep, func() (bool, string) { return false, "" })
