@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"math/rand"
 	"os"
@@ -1008,6 +1009,12 @@ type randomFaults struct {
 	puts         []weightedFault
 	stale        float64
 	maxAge       int
+
+	// Record Puts draw from their own stream per key (recordDraw): a
+	// ledger puts several records at once, and their order must not
+	// change which one is refused.
+	recordSeed uint64
+	recordPuts map[string]uint64
 }
 
 type weightedFault struct {
@@ -1024,7 +1031,7 @@ func (r *randomFaults) policy(c faulty.Call) faulty.Fault {
 	x := r.rng.Float64()
 	switch {
 	case c.Method == faulty.MethodPut && ledger.IsRecordKey(c.Key):
-		if x < r.refuseRecord {
+		if r.recordDraw(c.Key) < r.refuseRecord {
 			return faulty.Refuse
 		}
 	case c.Method == faulty.MethodPut:
@@ -1042,6 +1049,18 @@ func (r *randomFaults) policy(c faulty.Call) faulty.Fault {
 		}
 	}
 	return faulty.Pass
+}
+
+// recordDraw is a number in [0, 1) for the next Put of the record key,
+// drawn from the seed, the key and its count of Puts alone; r.mu is held.
+func (r *randomFaults) recordDraw(key string) float64 {
+	if r.recordPuts == nil {
+		r.recordSeed, r.recordPuts = r.rng.Uint64(), map[string]uint64{}
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d %s %d", r.recordSeed, key, r.recordPuts[key])
+	r.recordPuts[key]++
+	return float64(h.Sum64()>>11) / (1 << 53)
 }
 
 func (r *randomFaults) set(on bool) {

@@ -956,8 +956,7 @@ func (w *appliedWatch) wrote(t *testing.T, v []byte) {
 // it.
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./ledger -run '^TestAdvSettleRandom$'
-// (the concurrent calls group as the scheduler lets them, so a replay may
-// differ there). Scale: COUNTERKIT_CASES=<n> (cases per configuration).
+// (calls made at once take turns drawn from the seed: inTurns). Scale: COUNTERKIT_CASES=<n> (cases per configuration).
 // COUNTERKIT_SETTLE_TRACE=1 logs every store call and the entries each
 // account read and write holds.
 func TestAdvSettleRandom(t *testing.T) {
@@ -973,7 +972,7 @@ func settleRandomMixes(t *testing.T, seed int64, cases int, mixes ...string) {
 				for c := range cases {
 					caseSeed := seed + int64(hf*1_000_003+c*7919) + int64(b2i(order)*17) + int64(len(mix)*100_003)
 					t.Run(fmt.Sprintf("%s/H=F=%d/reversed=%v/case%d", mix, hf, order, c), func(t *testing.T) {
-						settleRandomCase(t, caseSeed, hf, order, 30, mix)
+						inBubble(t, func(t *testing.T) { settleRandomCase(t, caseSeed, hf, order, 30, mix) })
 					})
 				}
 			}
@@ -1111,15 +1110,10 @@ func settleRandomCase(t *testing.T, seed int64, hf int, reversed bool, steps int
 			// Delivered to both at once.
 			x := newTxn()
 			errs := make([]error, 2)
-			var wg sync.WaitGroup
-			for j := range 2 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					errs[j] = call(j, x)
-				}()
-			}
-			wg.Wait()
+			inTurns(intn, lanes, []func(){
+				func() { errs[0] = call(0, x) },
+				func() { errs[1] = call(1, x) },
+			})
 			note(x, errs[0])
 			note(x, errs[1])
 		case r < 7 && (mix == mixLate || mix == mixFull):

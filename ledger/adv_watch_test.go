@@ -570,8 +570,7 @@ func TestAdvWatchRestartsAllRetire(t *testing.T) {
 // three every run.)
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./ledger -run '^TestAdvWatchRandom$'
-// (concurrent calls interleave as the scheduler lets them, so a replay may
-// differ there). Scale: COUNTERKIT_CASES=<n> (cases per configuration).
+// (calls made at once take turns drawn from the seed: inTurns). Scale: COUNTERKIT_CASES=<n> (cases per configuration).
 // COUNTERKIT_WATCH_TRACE=1 logs every store call.
 func TestAdvWatchRandom(t *testing.T) {
 	seed := doubtSeed(t)
@@ -581,7 +580,7 @@ func TestAdvWatchRandom(t *testing.T) {
 		for c := range cases {
 			caseSeed := seed + int64(hf*1_000_003+c*7919)
 			t.Run(fmt.Sprintf("H=F=%d/case%d", hf, c), func(t *testing.T) {
-				watchRandomCase(t, caseSeed, hf, 40)
+				inBubble(t, func(t *testing.T) { watchRandomCase(t, caseSeed, hf, 40) })
 			})
 		}
 	}
@@ -704,15 +703,13 @@ func watchRandomCase(t *testing.T, seed int64, hf, steps int) {
 			if intn(2) == 0 {
 				who = slices.Delete(who, i, i+1)
 			}
-			var wg sync.WaitGroup
+			var in []*lane
+			var fs []func()
 			for _, j := range who {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					call(j, x)
-				}()
+				in = append(in, lanes[j])
+				fs = append(fs, func() { call(j, x) })
 			}
-			wg.Wait()
+			inTurns(intn, in, fs)
 		case r < 7:
 			// Slow on ledger i: another applies x and writes on first.
 			x := newTxn()
