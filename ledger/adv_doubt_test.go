@@ -1060,7 +1060,11 @@ func (r *randomFaults) recordDraw(key string) float64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d %s %d", r.recordSeed, key, r.recordPuts[key])
 	r.recordPuts[key]++
-	return float64(h.Sum64()>>11) / (1 << 53)
+	z := h.Sum64() // mixed (splitmix64's finalizer): FNV's top bits barely follow the last bytes
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return float64(z>>11) / (1 << 53)
 }
 
 func (r *randomFaults) set(on bool) {
