@@ -563,9 +563,9 @@ func TestAdvWatchRestartsAllRetire(t *testing.T) {
 // recognised.
 //
 // Seen to fail against the watch off (index.go settle, `if v == meet {`
-// made `if false && v == meet {`): a transaction counted twice, in 1 to
-// 5 of 100 cases (COUNTERKIT_CASES=50), so in about one run of three at
-// the default size. (The owed record's watch and the retirement's
+// made `if false && v == meet {`): a transaction counted twice, in 5 and
+// 3 of 100 cases at seeds 1 and 2 (COUNTERKIT_CASES=50), and in case8 of
+// H=F=1 at the CI size (seed 1). (The owed record's watch and the retirement's
 // late-copy rule passed 80 cases broken: TestAdvWatchLateCopy catches all
 // three every run.)
 //
