@@ -951,14 +951,14 @@ func (w *appliedWatch) wrote(t *testing.T, v []byte) {
 // (TestAdvSettleRandomStaleAndLate adds them).
 //
 // Seen to fail against cede doing nothing (`if len(ceded) == 0` made `if
-// true || ...`: 5 runs of 5, counted zero times). Settle always putting
-// the record passes here (no late copy); TestAdvSettleTwoWriters catches
-// it.
+// true || ...`: 53 of 64 cases at seed 1, counted zero times). Settle
+// always putting the record passes here (no late copy);
+// TestAdvSettleTwoWriters catches it.
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./ledger -run '^TestAdvSettleRandom$'
-// (calls made at once take turns drawn from the seed: inTurns). Scale: COUNTERKIT_CASES=<n> (cases per configuration).
-// COUNTERKIT_SETTLE_TRACE=1 logs every store call and the entries each
-// account read and write holds.
+// (calls made at once take turns drawn from the seed: inTurns). Scale:
+// COUNTERKIT_CASES=<n> (cases per configuration). COUNTERKIT_SETTLE_TRACE=1
+// logs every store call and the entries each account read and write holds.
 func TestAdvSettleRandom(t *testing.T) {
 	seed := doubtSeed(t)
 	t.Logf("seed %d; replay: COUNTERKIT_SEED=%d go test ./ledger -run '^TestAdvSettleRandom$'", seed, seed)
@@ -987,17 +987,14 @@ func settleRandomMixes(t *testing.T, seed int64, cases int, mixes ...string) {
 // applied the transaction and made up to 2H + 2 more credits), and with
 // both, under the same checks.
 //
-// Seen to fail (a transaction counted twice for good, in 3 to 6 of 120
-// cases a run) against each of:
-//   - the watch off (index.go's settle, `if v == meet {` made `if false
-//     && ...`): a late copy settles as meeting the other writer's, which
-//     then forgets its own from a read made before the landing, or from
-//     a stale read that does not show the late copy;
-//   - no watch of an owed record's copy (ledger.go's owe, `if o.Actor !=
-//     l.writer && holdsAmount(...)` made `if false && ...`): a Put
-//     carrying a pending copy lands after the other writer read the
-//     account; the record owed for it names that writer, whose copy
-//     counts in the Put's own state, and that writer then forgets it.
+// Seen to fail against the watch off (index.go's settle, `if v == meet {`
+// made `if false && ...`: a transaction counted twice for good in 2 of
+// 120 cases at seed 1): a late copy settles as meeting the other
+// writer's, which then forgets its own from a read made before the
+// landing, or from a stale read that does not show the late copy. No
+// watch of an owed record's copy (ledger.go's owe, `if o.Actor !=
+// l.writer && holdsAmount(...)` made `if false && ...`) passes 600 cases
+// here (seeds 1 to 5); TestAdvWatchLateCopy catches it every run.
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./ledger -run '^TestAdvSettleRandomStaleAndLate$'
 func TestAdvSettleRandomStaleAndLate(t *testing.T) {
