@@ -423,28 +423,29 @@ func (a *Account) records(ctx context.Context, txn crdt.TxnID) ([]txnrec.Record,
 // ambiguous_write, or its process stopped), and an Account whose read lags
 // behind the copy would find neither and apply txn again. With no live
 // record, one naming that copy is owed, written before the call is
-// acknowledged.
+// acknowledged. This account's own copy counts only once landed: one in
+// a write in doubt may never land.
 func (a *Account) vouch(ctx context.Context, c *Counter, txn crdt.TxnID, amount int64) error {
-	if _, own := c.Holds(a.writer, txn); own {
-		return nil // its record is this account's to write (landed)
+	_, own := c.Holds(a.writer, txn)
+	_, pending := a.unrecorded[txn] // own, in a write not known to have landed
+	if _, owed := a.owed[txn]; owed || own && !pending {
+		return nil // landed: its record is this account's (owed, or written)
 	}
-	if _, owed := a.owed[txn]; owed {
+	var holder crdt.ActorID // the smallest other holder of this amount
+	for _, h := range c.Holders(txn) {
+		if h.Actor != a.writer && h.Amount == amount && (holder == "" || h.Actor < holder) {
+			holder = h.Actor
+		}
+	}
+	if holder == "" {
 		return nil
 	}
 	recs, token, err := a.records(ctx, txn)
 	if err != nil || len(recs) > 0 {
 		return err
 	}
-	var holder crdt.ActorID // the smallest holder of this amount
-	for _, h := range c.Holders(txn) {
-		if h.Amount == amount && (holder == "" || h.Actor < holder) {
-			holder = h.Actor
-		}
-	}
-	if holder != "" {
-		a.owed[txn] = txnrec.Record{Txn: txn, Amount: amount, Writer: holder, At: a.opts.Clock(), Version: max(c.entries[holder].seq, 1)}
-		a.tokens[txn] = token
-	}
+	a.owed[txn] = txnrec.Record{Txn: txn, Amount: amount, Writer: holder, At: a.opts.Clock(), Version: max(c.entries[holder].seq, 1)}
+	a.tokens[txn] = token
 	return nil
 }
 

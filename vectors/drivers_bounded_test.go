@@ -245,6 +245,7 @@ const (
 	dvbRecVouch      = "records: a duplicate of another account's unrecorded copy writes its record"
 	dvbRecHeld       = "records: a credit is held back while the account's writes in doubt fill its window"
 	dvbRecLanded     = "records: a write in doubt is recorded once a read shows it landed"
+	dvbRecOwnDoubt   = "records: a duplicate of another account's copy writes its record while the account's own copy is in doubt"
 )
 
 func dvGenBounded() dvFile {
@@ -436,6 +437,13 @@ func dvbRecordVectors() []dvVector {
 			dvbNote(dvbOp("sync", "a", "", 0), "the read holds the pending write: it landed, so x1's record is owed, and written after the cycle (its key fetched first)"),
 			dvbNote(dvbOp("credit", "b", "x1", 5), "duplicate"),
 		}},
+		{Name: dvbRecOwnDoubt, Options: dvbOptions(1, 0), Ledgers: abc, Steps: []dvStep{
+			dvbNote(dvbOp("credit", "a", "x1", 5, "", "ambiguous_lost", "", "ambiguous_lost"), "both puts lost: ambiguous_write, pending; a's copy of x1 in doubt"),
+			dvbNote(dvbOp("credit", "b", "x1", 5, "", "ambiguous_landed", "refuse"), "b reads no x1 and no record: applies it; the put lands, its answer lost, and the retry's fetch is refused: ambiguous_write+unavailable, pending; b stops here, its record never written"),
+			dvbNote(dvbOp("credit", "a", "x1", 5, "", "refuse", "", "refuse"), "a reads b's copy beside its own in doubt, which may never land: x1 has no live record, so a record naming b's copy is owed; both puts refused, but b's copy is in the store: duplicate as stored, once that record is written"),
+			dvbNote(dvbOp("credit", "c", "x1", 5, "stale"), "c's read of the key is stale (no x1): x1's record answers: duplicate"),
+			dvbOp("value", "c", "", 0),
+		}},
 	}
 }
 
@@ -609,27 +617,32 @@ func (m *dvbModel) acknowledge(acc *dvbAcct, cur *dvbCall, txn string) string {
 }
 
 // vouch is 13.5's record of a call answered from another actor's copy:
-// with no live record of txn, one naming the first holder of that amount
-// is owed. It returns the kind of a failed fetch.
+// with no live record of txn, one naming the first other holder of that
+// amount is owed; the account's own copy needs none once landed (its own
+// record), and counts for nothing in a write in doubt. It returns the kind
+// of a failed fetch.
 func (m *dvbModel) vouch(acc *dvbAcct, cur *dvbCall, txn string, amount int64) (kind string, ok bool) {
 	hs, amts := acc.s.holderActors(txn)
-	if slices.Contains(hs, acc.writer) {
+	_, pending := acc.unrecorded[txn]
+	if _, owed := acc.owed[txn]; owed || slices.Contains(hs, acc.writer) && !pending {
 		return "", true
 	}
-	if _, owed := acc.owed[txn]; owed {
+	holder := ""
+	for i, h := range hs {
+		if h != acc.writer && amts[i] == amount {
+			holder = h
+			break
+		}
+	}
+	if holder == "" {
 		return "", true
 	}
 	live, token, kind, ok := m.recFetch(cur, txn)
 	if !ok || kind != "" || len(live) > 0 {
 		return kind, ok
 	}
-	for i, h := range hs {
-		if amts[i] == amount {
-			acc.owed[txn] = dvRecord{Txn: txn, Amount: dvInt(amount), Writer: h, At: dvAt(dvT0, 0), Version: fmt.Sprint(max(acc.s.entries[h].seq, 1))}
-			acc.tokens[txn] = token
-			break
-		}
-	}
+	acc.owed[txn] = dvRecord{Txn: txn, Amount: dvInt(amount), Writer: holder, At: dvAt(dvT0, 0), Version: fmt.Sprint(max(acc.s.entries[holder].seq, 1))}
+	acc.tokens[txn] = token
 	return "", true
 }
 
@@ -1534,7 +1547,11 @@ func init() {
 		{"bounded/a cycle runs while records are owed", "13.5 Records: owed records are written before the next cycle",
 			"\tif err := a.flush(ctx); err != nil {\n\t\treturn a.owedBefore(txn, err)", "\tif err := a.flush(ctx); false && err != nil {\n\t\treturn a.owedBefore(txn, err)", dvbRecRefused},
 		{"bounded/no record for another account's copy", "13.5 Records: a duplicate of another actor's copy with no live record writes one",
-			"\tif _, own := c.Holds(a.writer, txn); own {\n\t\treturn nil", "\tif _, own := c.Holds(a.writer, txn); own || true {\n\t\treturn nil", dvbRecVouch},
+			"if _, owed := a.owed[txn]; owed || own && !pending {", "if _, owed := a.owed[txn]; owed || true || own && !pending {", dvbRecVouch},
+		{"bounded/an own copy in doubt taken as landed", "13.5 Records: a duplicate of another actor's copy writes its record while the account's own copy is in doubt",
+			"if _, owed := a.owed[txn]; owed || own && !pending {", "if _, owed := a.owed[txn]; owed || own && (!pending || true) {", dvbRecOwnDoubt},
+		{"bounded/the record of an own copy in doubt", "13.5 Records: the record a duplicate writes names another actor's copy",
+			"if h.Actor != a.writer && h.Amount == amount && (holder == \"\" || h.Actor < holder) {", "if h.Amount == amount && (holder == \"\" || h.Actor < holder) {", dvbRecOwnDoubt},
 		{"bounded/no hold-back", "13.5 Records: no txn applied while the unrecorded ones number Window",
 			"if a.unwritten() >= c.window() && !brokenNoHoldBack {", "if false && a.unwritten() >= c.window() && !brokenNoHoldBack {", dvbRecHeld},
 		{"bounded/a held-back call not run again", "13.5 Records: once the pending write landed and the owed records are written, a held-back call runs once more",

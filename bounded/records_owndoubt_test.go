@@ -1,9 +1,8 @@
 package bounded_test
 
-// An adversarial review of bounded.Account and its transaction records
-// (SPEC.md 13.5), written from the documentation. A failing test shows a
-// hole and names the SPEC sentence it contradicts; a passing one pins a
-// rule that held up.
+// Records when the account's own copy of a transaction is in doubt
+// (SPEC.md 13.5, "Records"), and bad input: tests from a review written
+// from the documentation.
 
 import (
 	"context"
@@ -21,23 +20,23 @@ import (
 	"github.com/counterkit/counterkit/store/faulty"
 )
 
-// rv2 is a rig of accounts on one faulty store that keeps a history of the
+// doubtRig is a rig of accounts on one faulty store that keeps a history of the
 // account key's states (so that a read can be served stale), with a clock
 // the test sets.
-type rv2 struct {
+type doubtRig struct {
 	t     *testing.T
 	inner *memory.Siblings
 	st    *faulty.Siblings
 	now   time.Time
 }
 
-func newRV2(t *testing.T) *rv2 {
+func newDoubtRig(t *testing.T) *doubtRig {
 	inner := memory.NewSiblings()
-	return &rv2{t: t, inner: inner, st: faulty.NewSiblings(inner, faulty.Options{History: 8, RecordWrites: true}),
+	return &doubtRig{t: t, inner: inner, st: faulty.NewSiblings(inner, faulty.Options{History: 8, RecordWrites: true}),
 		now: time.Unix(1_800_000_000, 0)}
 }
 
-func (r *rv2) open(actor crdt.ActorID, window int) *bounded.Account {
+func (r *doubtRig) open(actor crdt.ActorID, window int) *bounded.Account {
 	r.t.Helper()
 	a, err := bounded.Open(r.st, "k", bounded.AccountOptions{Actor: actor, RetryCount: 1, Backoff: bounded.Backoff{Initial: -1},
 		Counter: bounded.Options{Window: window}, Clock: func() time.Time { return r.now }})
@@ -47,12 +46,12 @@ func (r *rv2) open(actor crdt.ActorID, window int) *bounded.Account {
 
 // script gives faults, in order, to the calls on the account's key; record
 // keys' calls pass.
-func (r *rv2) script(faults ...faulty.Fault) {
+func (r *doubtRig) script(faults ...faulty.Fault) {
 	r.st.SetPolicy(counterCalls(faulty.Script(faults...)))
 }
 
 // recs returns the records of txn in the store.
-func (r *rv2) recs(txn crdt.TxnID) []ledger.Record {
+func (r *doubtRig) recs(txn crdt.TxnID) []ledger.Record {
 	r.t.Helper()
 	sibs, _, err := r.inner.Fetch(context.Background(), ledger.RecordKey("k", txn))
 	require.NoError(r.t, err)
@@ -66,7 +65,7 @@ func (r *rv2) recs(txn crdt.TxnID) []ledger.Record {
 }
 
 // value is the value of the store's siblings as a fresh account reads them.
-func (r *rv2) value() int64 {
+func (r *doubtRig) value() int64 {
 	r.t.Helper()
 	st := faulty.NewSiblings(r.inner, faulty.Options{})
 	a, err := bounded.Open(st, "k", bounded.AccountOptions{Actor: "zz-observer", Backoff: bounded.Backoff{Initial: -1}})
@@ -76,11 +75,11 @@ func (r *rv2) value() int64 {
 	return v
 }
 
-// TestReviewStoredDuplicateOwnCopyLeavesNoRecord: a call answered
-// `duplicate` as stored, on an account that itself holds the transaction in
-// a write still pending, is acknowledged with no record of the transaction
-// anywhere; a later call on an account whose read of the key lags applies
-// it again.
+// TestStoredDuplicateBesideOwnCopyInDoubtLeavesARecord: a call answered
+// `duplicate` as stored, on an account that itself holds the transaction
+// in a write still pending, writes a record naming the other holder's
+// copy before it is acknowledged, so a later call on an account whose
+// read of the key lags is a duplicate too.
 //
 // Schedule (actors a < b < c, so a's copy is never taken back):
 //
@@ -90,28 +89,21 @@ func (r *rv2) value() int64 {
 //  2. a.Credit(x, 5): its first read is stale (before b's copy), no record:
 //     it applies x; the Put is lost; attempt 2 reads b's copy, a keeps its
 //     own (a < b), its Put is refused: ambiguous_write, pending.
-//  3. a.Credit(x, 5) again, the retry on the same account: both Puts of
-//     the pending write are refused. Step 4 applied nothing, b's copy is
-//     stored: `duplicate`, landed, no error. a then stops.
-//  4. c.Credit(x, 5) with a read that lags behind b's copy: no holder and no
-//     record, so c applies x again.
+//  3. a.Credit(x, 5) again: both Puts of the pending write are refused;
+//     b's copy is stored: `duplicate`, landed, after writing x's record
+//     naming b. a then stops.
+//  4. c.Credit(x, 5) with a read that lags behind b's copy: x's record
+//     answers, duplicate.
 //
-// SPEC.md 13.5, "Records": "Step 4, when an actor other than A holds txn
-// with amount a (the call is a duplicate) and the Account owes no record of
-// txn: Fetch the record key; with no live record, a record naming the
-// smallest such holder is owed" and "(or duplicate as stored, above: then
-// the holder's record as in step 4 first". Account.vouch returns at once
-// when the account holds txn itself, whether or not its write is pending,
-// so step 3 acknowledges with no record; "What it guarantees": "A call
-// answered without error is in the store and counts; a later call of its
-// txn on any Account of the key is duplicate ... by its record for
-// RetryWindow". The stated limit on concurrent copies ("two Accounts that
-// apply txn before either record is written hold it twice") covers step 2,
-// not step 4, which comes after an acknowledgement (TestDuplicateLeavesARecord
-// checks the same stale read for an account that does not hold x itself).
-func TestReviewStoredDuplicateOwnCopyLeavesNoRecord(t *testing.T) {
+// SPEC.md 13.5, "Records": a copy of A's in a write in doubt counts for
+// nothing when a duplicate vouches for another holder's copy (vector
+// "records: a duplicate of another account's copy writes its record while
+// the account's own copy is in doubt"). Before that rule Account.vouch
+// returned at once when the account held txn itself, pending or not:
+// step 3 was acknowledged with no record, and step 4 applied x again.
+func TestStoredDuplicateBesideOwnCopyInDoubtLeavesARecord(t *testing.T) {
 	ctx := context.Background()
-	r := newRV2(t)
+	r := newDoubtRig(t)
 	a, b, c := r.open("a", 0), r.open("b", 0), r.open("c", 0)
 
 	r.script(faulty.Pass, faulty.LoseAck, faulty.Refuse)
@@ -141,12 +133,12 @@ func TestReviewStoredDuplicateOwnCopyLeavesNoRecord(t *testing.T) {
 		"x was acknowledged (duplicate, no error) by a: a later call on any Account is a duplicate by its record")
 }
 
-// TestReviewBadInputNoStoreCall pins SPEC.md 13.5's "bad input before any
+// TestBadInputMakesNoStoreCall pins SPEC.md 13.5's "bad input before any
 // store call": each bad argument is refused with its crdt kind, and the
 // store sees no call (vector "bad input before any store call; a refused
 // fetch ends the call"). A transfer to the account itself, which 13.2
 // refuses (invalid_actor) only at step 4, changes nothing stored.
-func TestReviewBadInputNoStoreCall(t *testing.T) {
+func TestBadInputMakesNoStoreCall(t *testing.T) {
 	ctx := context.Background()
 	calls := 0
 	inner := memory.NewSiblings()
@@ -196,14 +188,14 @@ func TestReviewBadInputNoStoreCall(t *testing.T) {
 	require.Equal(t, int64(10), c.Rights(a.Writer()), "rights unchanged")
 }
 
-// rv2Pattern is the faults of one call's calls on the account's key, in
+// doubtPattern is the faults of one call's calls on the account's key, in
 // order (record keys' calls pass, unless the run refuses record Puts).
-type rv2Pattern struct {
+type doubtPattern struct {
 	name   string
 	faults []faulty.Fault
 }
 
-var rv2Patterns = []rv2Pattern{
+var doubtPatterns = []doubtPattern{
 	{"ok", nil},
 	{"ambiguous, landed", []faulty.Fault{faulty.Pass, faulty.LoseAck, faulty.Refuse}},
 	{"ambiguous, lost", []faulty.Fault{faulty.Pass, faulty.Lose, faulty.Pass, faulty.Lose}},
@@ -212,8 +204,8 @@ var rv2Patterns = []rv2Pattern{
 	{"stale, lost", []faulty.Fault{faulty.StaleBy(8), faulty.Lose, faulty.Pass, faulty.Refuse}},
 }
 
-// rv2Credits runs credits of 5 (account index, txn) on accounts a, b and c
-// (writers in that order), the i-th with rv2Patterns[choice[i]], refusing
+// doubtCredits runs credits of 5 (account index, txn) on accounts a, b and c
+// (writers in that order), the i-th with doubtPatterns[choice[i]], refusing
 // every record Put during the call recRefused (-1: none). It returns the
 // first broken promise: a call answered without error with no record of
 // its transaction in the store (SPEC.md 13.5 "What it guarantees": "a
@@ -221,7 +213,7 @@ var rv2Patterns = []rv2Pattern{
 // record for RetryWindow"; reads of the account's key may lag, so only
 // the record answers for it), or a call applied although its transaction
 // was acknowledged or recorded before it.
-func rv2Credits(calls []int, txns []crdt.TxnID, choice []int, recRefused, window int) (string, []string) {
+func doubtCredits(calls []int, txns []crdt.TxnID, choice []int, recRefused, window int) (string, []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	inner := memory.NewSiblings()
@@ -249,7 +241,7 @@ func rv2Credits(calls []int, txns []crdt.TxnID, choice []int, recRefused, window
 	var log []string
 	acked := map[crdt.TxnID]bool{}
 	for i, k := range calls {
-		p := rv2Patterns[choice[i]]
+		p := doubtPatterns[choice[i]]
 		pol := counterCalls(faulty.Script(p.faults...))
 		if i == recRefused {
 			pol = counterOrRecords(pol)
@@ -288,16 +280,16 @@ func counterOrRecords(p faulty.Policy) faulty.Policy {
 	}
 }
 
-// TestReviewAcknowledgedHasRecordEnumerated enumerates every choice of a
-// fault pattern per call (rv2Patterns), with record Puts refused in at
+// TestAcknowledgedLeavesARecordEnumerated enumerates every choice of a
+// fault pattern per call (doubtPatterns), with record Puts refused in at
 // most one call, over small scripts of credits of one txn on accounts a <
-// b < c, window 1, and checks what rv2Credits checks. It finds the
-// hole of TestReviewStoredDuplicateOwnCopyLeavesNoRecord (also with a's
-// retry's Put landing with its answer lost); with Account.vouch also
-// vouching for another holder's copy while the account's own is pending,
-// it passes (as do larger scripts with debits, deliveries of held writes,
-// restarts and syncs, over 11 patterns, checked during the review).
-func TestReviewAcknowledgedHasRecordEnumerated(t *testing.T) {
+// b < c, window 1, and checks what doubtCredits checks. Without the rule
+// of TestStoredDuplicateBesideOwnCopyInDoubtLeavesARecord it fails there,
+// and where a's retry's Put lands with its answer lost (the review's
+// larger scripts, with debits, deliveries of held writes, restarts and
+// syncs over 11 patterns, about 5.9 million schedules, found nothing
+// else).
+func TestAcknowledgedLeavesARecordEnumerated(t *testing.T) {
 	scripts := []struct {
 		name  string
 		calls []int
@@ -314,7 +306,7 @@ func TestReviewAcknowledgedHasRecordEnumerated(t *testing.T) {
 			for {
 				for rec := -1; rec < len(s.calls); rec++ {
 					runs++
-					v, log := rv2Credits(s.calls, s.txns, choice, rec, window)
+					v, log := doubtCredits(s.calls, s.txns, choice, rec, window)
 					if v != "" && !seen[v] {
 						seen[v] = true
 						t.Errorf("%s, window %d: %s\n\t%s", s.name, window, v, strings.Join(log, "\n\t"))
@@ -322,7 +314,7 @@ func TestReviewAcknowledgedHasRecordEnumerated(t *testing.T) {
 				}
 				i := 0
 				for ; i < len(choice); i++ {
-					if choice[i]++; choice[i] < len(rv2Patterns) {
+					if choice[i]++; choice[i] < len(doubtPatterns) {
 						break
 					}
 					choice[i] = 0
