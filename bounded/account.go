@@ -116,7 +116,10 @@ type Account struct {
 }
 
 // Open returns an Account for key, without touching the store. Errors wrap
-// crdt.ErrInvalidKey, crdt.ErrInvalidActor or crdt.ErrInvalidConfig.
+// crdt.ErrInvalidKey, crdt.ErrInvalidActor or crdt.ErrInvalidConfig. Its
+// transaction records are keyed by key's name as a ledger's are, so a
+// ledger account of the same name in the same store would share them:
+// give the two distinct names (SPEC.md 13.5, "Records").
 func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) {
 	if st == nil {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
