@@ -529,7 +529,10 @@ func (a *Account) spendable(c *Counter) int64 {
 }
 
 // Transfer gives amount (> 0) of this account's rights to another actor
-// (the Writer of another account).
+// (the Writer of another account), once per call, however many attempts
+// it makes. It carries no transaction id: a call that fails
+// crdt.ErrAmbiguousWrite may have given, and calling again gives again;
+// Sync and Counter.Sent tell what was given.
 func (a *Account) Transfer(ctx context.Context, to crdt.ActorID, amount int64) (Result, error) {
 	if err := to.Validate(); err != nil {
 		return Result{}, err
@@ -542,8 +545,17 @@ func (a *Account) Transfer(ctx context.Context, to crdt.ActorID, amount int64) (
 	if err := a.flush(ctx); err != nil {
 		return Result{Attempts: 1}, err
 	}
-	defer a.flush(ctx) // what is left is written before the next cycle
+	defer a.flush(ctx)  // what is left is written before the next cycle
+	before := int64(-1) // what this account had given to, before this call
 	return a.cycle(ctx, func(c *Counter) (bool, error) {
+		if sent := c.Sent(a.writer, to); before < 0 {
+			before = sent
+		} else if sent != before {
+			// An earlier attempt's transfer is in the state, in a write
+			// in doubt: the cycle sends it again; made again, it would
+			// give twice (a refused attempt's was taken back out).
+			return false, nil
+		}
 		if s := a.spendable(c); s < amount {
 			return false, &InsufficientRightsError{Actor: a.writer, Amount: amount, Available: max(0, s)}
 		}
@@ -619,7 +631,10 @@ func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) 
 		if err != nil {
 			return false, err
 		}
-		if rest := a.spendable(c); rest > 0 {
+		// The credits in doubt too (U): they are not spendable only so
+		// that settling can take one back, and a closed account never
+		// settles again.
+		if rest := c.Rights(a.writer); rest > 0 {
 			return true, c.Transfer(a.writer, heir, rest)
 		}
 		return withdrawn || given > 0, nil

@@ -63,13 +63,20 @@ type simRun struct {
 	// recounted is the first acknowledged transaction that a retry applied
 	// again (SPEC.md 13.5, "Records": recognised within RetryWindow).
 	recounted string
+	// gave and mayHave are the rights each account's transfers to the sink
+	// gave (acknowledged) and may have given (ambiguous_write): the final
+	// sent(from, sink) is at least the first and at most their sum.
+	// gave and mayHave leave out closed accounts (Close gives too).
+	gave, mayHave map[[2]crdt.ActorID]int64
+	closed        map[crdt.ActorID]bool
 }
 
 const simKey = "k"
 
 func newSimRun(seed int64, broken bool, window int) *simRun {
 	r := &simRun{rng: rand.New(rand.NewSource(seed)), inner: memory.NewSiblings(),
-		dead: map[crdt.ActorID]bool{}, acked: map[crdt.TxnID]int64{}, refused: map[crdt.TxnID]bool{}, broken: broken, window: window}
+		dead: map[crdt.ActorID]bool{}, acked: map[crdt.TxnID]int64{}, refused: map[crdt.TxnID]bool{}, broken: broken, window: window,
+		gave: map[[2]crdt.ActorID]int64{}, mayHave: map[[2]crdt.ActorID]int64{}, closed: map[crdt.ActorID]bool{}}
 	rng := r.rng
 	r.st = faulty.NewSiblings(r.inner, faulty.Options{History: 4, RecordWrites: true, Policy: func(c faulty.Call) faulty.Fault {
 		x := rng.Float64()
@@ -147,6 +154,7 @@ func (r *simRun) step(ctx context.Context) error {
 			heir := r.accounts[(i+1)%len(r.accounts)].Writer()
 			_, err := a.Close(ctx, heir)
 			r.logf("%s closes, heir %s: %v", a.Writer(), heir, err)
+			r.closed[a.Writer()] = true
 		}
 		r.dead[a.writer] = true
 		r.accounts[i] = r.open(i)
@@ -156,17 +164,23 @@ func (r *simRun) step(ctx context.Context) error {
 			err := r.st.Deliver(r.rng.Intn(n))
 			r.logf("late write delivered: %v", err)
 		}
-	case k < 22: // a retry of an acknowledged transaction, anywhere
+	case k < 21: // a retry of an acknowledged transaction, anywhere
 		if len(r.acked) > 0 {
 			txns := slices.Sorted(maps.Keys(r.acked))
 			txn := txns[r.rng.Intn(len(txns))]
 			r.do(ctx, a, simOp{txn, r.acked[txn], nil, false})
 		}
-	case k < 20 && !r.broken: // a transfer of rights to another account
-		to := r.accounts[(i+1+r.rng.Intn(len(r.accounts)-1))%len(r.accounts)].Writer()
+	case k < 22 && !r.broken: // a transfer of rights to an actor that never asks (so no grant adds to it)
+		to := crdt.ActorID("sink")
 		amt := int64(1 + r.rng.Intn(6))
 		_, err := a.Transfer(ctx, to, amt)
 		r.logf("%s gives %s %d: %v", a.Writer(), to, amt, err)
+		switch k := [2]crdt.ActorID{a.Writer(), to}; {
+		case err == nil:
+			r.gave[k] += amt
+		case errors.Is(err, crdt.ErrAmbiguousWrite):
+			r.mayHave[k] += amt
+		}
 	default:
 		if r.broken && i == 0 {
 			r.nextTxn++
@@ -287,6 +301,15 @@ func (r *simRun) finish(ctx context.Context) error {
 		return fmt.Errorf("accounts did not converge")
 	}
 	final := states[0]
+	for k := range maps.Collect(func(yield func([2]crdt.ActorID, int64) bool) {
+		maps.All(r.gave)(yield)
+		maps.All(r.mayHave)(yield)
+	}) {
+		n := r.gave[k]
+		if sent := final.Sent(k[0], k[1]); !r.closed[k[0]] && (sent < n || sent > n+r.mayHave[k]) {
+			return fmt.Errorf("%s gave %s %d (acknowledged %d, %d more in doubt)", k[0], k[1], sent, n, r.mayHave[k])
+		}
+	}
 	for txn := range r.refused {
 		if _, ok := r.acked[txn]; !ok && len(final.Holders(txn)) > 0 {
 			return fmt.Errorf("refused %s is in the state", txn)

@@ -239,6 +239,8 @@ const (
 	dvbPastInt64     = "past int64: the key stays readable and writable"
 	dvbSettleAmount  = "settle: a copy of another amount is not taken back"
 	dvbCloseWithdraw = "close: withdraws the account's own request"
+	dvbTransferOnce  = "transfer: an ambiguous put is sent again, not given again"
+	dvbCloseInDoubt  = "close: a credit in doubt goes to the heir too"
 	dvbGrantPastMax  = "grant: a request whose rights would pass int64 is skipped"
 	dvbRecSlid       = "records: a retry after its transaction left every window is a duplicate by its record"
 	dvbRecRefused    = "records: a refused record put is ambiguous_write, and written before the next cycle"
@@ -348,6 +350,20 @@ func dvGenBounded() dvFile {
 			dvbNote(dvbTo("close", "b", "a~aaaaaaaa", 0), "withdraws b's request (written); b has nothing for the heir"),
 			dvbNote(dvbOp("credit", "a", "c2", 10), "no request left: a grants nothing"),
 			dvbNote(dvbOp("sync", "a", "", 0), "nothing to write"),
+		}},
+		{Name: dvbTransferOnce, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbOp("credit", "a", "c1", 4),
+			dvbNote(dvbTo("transfer", "a", "b~bbbbbbbb", 3, "", "ambiguous_landed"), "the put lands, its answer lost; the next attempt's read holds it, so its state holds this call's transfer (sent to b is 3, not the first attempt's 0): nothing is given again, nothing more written"),
+			dvbNote(dvbOp("debit", "b", "d1", 3), "b spends the 3"),
+			dvbNote(dvbOp("debit", "a", "d2", 1), "a has 1 left"),
+			dvbOp("value", "a", "", 0),
+		}},
+		{Name: dvbCloseInDoubt, Options: dvbOptions(1, 0), Ledgers: abc, Steps: []dvStep{
+			dvbNote(dvbOp("credit", "a", "c1", 10, "", "ambiguous_landed", "refuse"), "the put lands, its answer lost; the retry's fetch is refused: ambiguous_write, c1 in U (not spendable)"),
+			dvbNote(dvbTo("close", "a", "b~bbbbbbbb", 0), "the read shows c1 landed and its record is written; a closed account never settles again, so its rights go to the heir with U: 10"),
+			dvbNote(dvbOp("credit", "b", "c1", 10), "duplicate"),
+			dvbNote(dvbOp("debit", "b", "d1", 10), "the heir spends the 10"),
+			dvbOp("value", "b", "", 0),
 		}},
 		{Name: dvbCorrupt, Options: dvbOptions(2, 0), Ledgers: abc,
 			InitialSiblings: []dvSibling{{Value: "c0"}},
@@ -1243,8 +1259,18 @@ func dvModelBounded(v dvVector) []string {
 					break
 				}
 				var available *dvInt
+				before := int64(-1) // sent(A, to) at the call's first step 4
 				r = m.cycle(acc, cur, m.keep, func() (bool, string) {
 					available = nil
+					sent := int64(0)
+					if e := acc.s.entries[A]; e != nil {
+						sent = e.sent[to]
+					}
+					if before < 0 {
+						before = sent
+					} else if sent != before {
+						return false, "" // this call's transfer, in a write in doubt
+					}
 					if sp := acc.spendable(); sp < amount {
 						available = dvI(max(0, sp))
 						return false, "insufficient_rights"
@@ -1275,7 +1301,8 @@ func dvModelBounded(v dvVector) []string {
 					return withdrawn, ""
 				}
 				given := m.grant(acc, 0)
-				if rest := acc.spendable(); rest > 0 {
+				// U too: a closed account never settles again (13.5 Close).
+				if rest := acc.s.rightsOf(A); rest > 0 {
 					return true, acc.s.transfer(A, heir, rest)
 				}
 				return withdrawn || given > 0, ""
@@ -1534,6 +1561,10 @@ func init() {
 			"\t\tif amount < 0 {\n\t\t\t// A debit that went through needs nothing more.", "\t\tif false && amount < 0 {\n\t\t\t// A debit that went through needs nothing more.", dvbGrant},
 		{"bounded/Close gives everything to the heir", "13.5 Close: the requests first, then the heir",
 			"given, err := a.grant(c) // requests first", "given, err := int64(0), error(nil) // requests first", dvbTransferClose},
+		{"bounded/a transfer made again by each attempt", "13.5 Transfer: an attempt whose state holds the call's transfer makes none",
+			"} else if sent != before {", "} else if false && sent != before {", dvbTransferOnce},
+		{"bounded/close keeps the credits in doubt", "13.5 Close: the heir gets rights(A), U included",
+			"if rest := c.Rights(a.writer); rest > 0 {", "if rest := a.spendable(c); rest > 0 {", dvbCloseInDoubt},
 		{"bounded/a corrupt sibling skipped", "13.5 step 2: a sibling that does not decode is corrupt and stops the call",
 			"if err := dst.mergeEncoded(b, orig, covered); err != nil {", "if err := dst.mergeEncoded(b, orig, covered); err != nil && false {", dvbCorrupt},
 		{"bounded/a duplicate is applied again", "13.5 step 4: a held txn with this amount changes nothing",

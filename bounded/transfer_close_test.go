@@ -1,0 +1,183 @@
+package bounded_test
+
+// Transfer and Close under writes in doubt and stale reads (SPEC.md 13.5):
+// tests from a review written from the documentation.
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/bounded"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store/faulty"
+)
+
+// tcRig is accounts on one faulty store that records every state of the
+// account's key (so that a read can be served stale), with a fixed clock.
+type tcRig struct {
+	t     *testing.T
+	inner *memory.Siblings
+	st    *faulty.Siblings
+	now   time.Time
+}
+
+func newTCRig(t *testing.T) *tcRig {
+	inner := memory.NewSiblings()
+	return &tcRig{t: t, inner: inner, st: faulty.NewSiblings(inner, faulty.Options{History: 8, RecordWrites: true}),
+		now: time.Unix(1_800_000_000, 0)}
+}
+
+func (r *tcRig) open(actor crdt.ActorID) *bounded.Account {
+	r.t.Helper()
+	a, err := bounded.Open(r.st, "k", bounded.AccountOptions{Actor: actor, RetryCount: 1, Backoff: bounded.Backoff{Initial: -1},
+		Clock: func() time.Time { return r.now }})
+	require.NoError(r.t, err)
+	return a
+}
+
+// script gives faults, in order, to the calls on the account's key; the
+// record keys' calls pass.
+func (r *tcRig) script(faults ...faulty.Fault) {
+	r.st.SetPolicy(counterCalls(faulty.Script(faults...)))
+}
+
+// fresh is the join of the store's siblings as a fresh account reads them.
+func (r *tcRig) fresh() *bounded.Counter {
+	r.t.Helper()
+	a, err := bounded.Open(faulty.NewSiblings(r.inner, faulty.Options{}), "k",
+		bounded.AccountOptions{Actor: "zz-observer", Backoff: bounded.Backoff{Initial: -1}})
+	require.NoError(r.t, err)
+	c, err := a.Sync(context.Background())
+	require.NoError(r.t, err)
+	return c
+}
+
+// TestTransferRetriedWithinACallGivesOnce: an attempt whose state holds
+// the call's transfer (its first attempt's Put landed, its answer lost)
+// makes none (SPEC.md 13.5 Transfer; vector "transfer: an ambiguous put
+// is sent again, not given again"). Schedule (RetryCount 1; calls on the
+// account's key):
+//
+//	a.Credit(c1, 10)                          acknowledged
+//	a.Transfer(b, 3): Fetch, Put lose-ack     (landed: sent[b] = 3)
+//	                  Fetch                   (holds it: nothing more)
+//
+// Before the rule each attempt transferred again: the call answered
+// without error and the store showed 6 given; with a credit of 4 the
+// second attempt failed insufficient_rights while the store held the
+// transfer of 3.
+func TestTransferRetriedWithinACallGivesOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		credit int64
+	}{{"acknowledged", 10}, {"refused insufficient_rights", 4}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := newTCRig(t)
+			a, b := r.open("a"), r.open("b")
+			_, err := a.Credit(ctx, "c1", tc.credit)
+			require.NoError(t, err)
+			r.script(faulty.Pass, faulty.LoseAck) // the first attempt's Put lands, its answer is lost
+			res, terr := a.Transfer(ctx, b.Writer(), 3)
+			r.st.SetPolicy(nil)
+			_, err = a.Sync(ctx)
+			require.NoError(t, err)
+			given := r.fresh().Sent(a.Writer(), b.Writer())
+			t.Logf("Transfer(b, 3): %+v, %v; the store shows a gave b %d", res, terr, given)
+			if terr == nil {
+				require.Equal(t, int64(3), given, "an acknowledged Transfer of 3 gives 3")
+			} else {
+				require.Zero(t, given, "a Transfer refused insufficient_rights gives nothing")
+			}
+		})
+	}
+}
+
+// TestCloseHandsOverACreditInDoubt: Close(heir) gives the heir rights(A)
+// with U's credits, since a closed account never settles again (SPEC.md
+// 13.5 Close; vector "close: a credit in doubt goes to the heir too").
+// Schedule (RetryCount 1; calls on the account's key):
+//
+//	a.Credit(c1, 10): Fetch, Put lose-ack, Fetch refused → ambiguous_write
+//	a.Close(b)        c1 landed, recorded; 10 given to b
+//	b.Credit(c1, 10)  duplicate
+//	b.Debit(d1, 10)   applied
+//
+// Before, Close gave only spendable rights: c1's 10 stayed in U with the
+// closed incarnation, and b's debit failed insufficient_rights for good.
+func TestCloseHandsOverACreditInDoubt(t *testing.T) {
+	ctx := context.Background()
+	r := newTCRig(t)
+	a, b := r.open("a"), r.open("b")
+	r.script(faulty.Pass, faulty.LoseAck, faulty.Refuse)
+	_, err := a.Credit(ctx, "c1", 10)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	r.st.SetPolicy(nil)
+	_, err = a.Close(ctx, b.Writer())
+	require.NoError(t, err)
+	_, err = a.Credit(ctx, "c1", 10)
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig, "a closed account answers nothing more")
+	res, err := b.Credit(ctx, "c1", 10)
+	require.NoError(t, err)
+	require.Equal(t, bounded.Duplicate, res.Outcome, "c1 landed once, by a's write")
+	res, err = b.Debit(ctx, "d1", 10)
+	c := r.fresh()
+	t.Logf("b.Debit(d1, 10): %+v, %v; value %d, rights of closed a %d, of heir b %d", res, err, c.Value(), c.Rights(a.Writer()), c.Rights(b.Writer()))
+	require.Zero(t, c.Rights(a.Writer()), "Close(heir) leaves no rights with the closed incarnation")
+	require.NoError(t, err, "the heir may debit the whole value")
+}
+
+// TestLimitGrantToAClosedRequester: the limit SPEC.md 13.5 "What it
+// guarantees" states: Close withdraws the account's own request, but a
+// holder whose read lags behind the Close still sees the request and
+// grants it; the rights go to an incarnation that never writes again.
+// Schedule:
+//
+//	a.Credit(c1, 10)    acknowledged
+//	b.Debit(d1, 4)      insufficient_rights, requests 4
+//	b.Close("")         succeeds: the request is withdrawn
+//	a.Sync()            its Fetch served one state stale (b's request):
+//	                    step 5 gives b 4
+//	a.Debit(d2, 10)     insufficient_rights (may debit 6), for good
+//
+// With a fresh read a grants nothing and its debit of 10 applies. The
+// same happens with no fault when a's grant and b's Close run at once, or
+// a's grant Put is held in flight across b's Close. Closing it needs
+// state (e.g. Close writing its heir into its entry, and a closed
+// actor's rights counting toward that heir).
+func TestLimitGrantToAClosedRequester(t *testing.T) {
+	for _, stale := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fresh read", true: "stale read"}[stale], func(t *testing.T) {
+			ctx := context.Background()
+			r := newTCRig(t)
+			a, b := r.open("a"), r.open("b")
+			_, err := a.Credit(ctx, "c1", 10)
+			require.NoError(t, err)
+			res, err := b.Debit(ctx, "d1", 4)
+			require.ErrorIs(t, err, crdt.ErrInsufficientRights)
+			require.Equal(t, int64(4), res.Requested)
+			_, err = b.Close(ctx, "")
+			require.NoError(t, err)
+			if stale {
+				r.script(faulty.StaleBy(1)) // a's Fetch: the state before b's Close
+			}
+			sres, err := a.Sync(ctx)
+			require.NoError(t, err)
+			r.st.SetPolicy(nil)
+			res, derr := a.Debit(ctx, "d2", 10)
+			c := r.fresh()
+			t.Logf("a.Sync: sent to b %d; a.Debit(d2, 10): %+v, %v; rights of closed b %d", sres.Sent(a.Writer(), b.Writer()), res, derr, c.Rights(b.Writer()))
+			if !stale {
+				require.Zero(t, c.Rights(b.Writer()), "no rights reach b after its Close")
+				require.NoError(t, derr, "a holds the whole value")
+				return
+			}
+			require.Equal(t, int64(4), c.Rights(b.Writer()), "the stated limit: 4 granted to the closed b, stuck")
+			require.ErrorIs(t, derr, crdt.ErrInsufficientRights)
+		})
+	}
+}
