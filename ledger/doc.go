@@ -11,7 +11,8 @@
 // ambiguous_write, after its record was written), is recognised, whatever
 // the number of transactions, writers, restarts and retirements in
 // between. W is Options.RetryWindow, 24 hours by default.
-// After W, a timed transaction (Options.Counter.TxnTime) is refused with
+// After W, a retry the counter still holds is a duplicate; else a timed
+// transaction (Options.Counter.TxnTime) is refused with
 // crdt.ErrOutsideWindow and an untimed one is applied as new. SPEC.md 6.11
 // also lists what is not promised (concurrent copies, clocks, storage).
 //
@@ -39,8 +40,10 @@
 // both, and still counts once. To run a side effect once (a receipt, an
 // email), do not choose a runner from Result: upsert it into an outbox
 // keyed by the transaction id, leaving the entry's done flag alone, and let
-// one consumer run each entry not done and mark it done, keeping entries
-// as long as records (ExampleResult_outbox).
+// one consumer run each entry not done and mark it done, keeping done
+// entries for as long as a retry can arrive: a retry is a Duplicate for as
+// long as the counter holds it, which can outlast its records
+// (ExampleResult_outbox).
 //
 // # Caveats
 //

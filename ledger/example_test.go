@@ -114,9 +114,10 @@ func (blindStore) Fetch(context.Context, string) ([][]byte, store.Token, error) 
 }
 
 // One transaction delivered to two ledgers that cannot see each other: both
-// write it and both answer Applied, but it counts once, and once the copies
-// are merged Owner names the one that counts, so that exactly one writer
-// sends the receipt. A client bug that reuses an id with another amount
+// write it and both answer Applied, each Owner naming its own writer, but
+// it counts once, and once the copies are merged Owner names the one that
+// counts. Owner therefore does not pick one writer to send a receipt: run
+// side effects from an outbox (ExampleResult_outbox). A client bug that reuses an id with another amount
 // through a stale read is resolved the same way: one amount counts, the
 // conflict is listed, and the losing write's retry is told it was
 // Superseded.
@@ -198,7 +199,15 @@ func ExampleLedger_Credit_timed() {
 // A delivery upserts the receipt only when its amount is the one that
 // counts as it saw the transaction: Applied, Duplicate or DuplicateFolded.
 // Superseded means another copy of the id, with another amount or sign,
-// counts (Result.Owner): that copy's delivery writes the receipt.
+// counts (Result.Owner): that copy's delivery writes the receipt. An id
+// delivered with two amounts at once (a caller's bug) can be answered
+// Applied with each; the first upsert's receipt is the one sent, and may
+// name the amount that does not count.
+//
+// Keep done entries for as long as a retry can arrive, not only as long
+// as the transaction's records: a retry the counter still holds is a
+// Duplicate after its records have expired, and its upsert would bring an
+// expired entry back, to be sent again.
 func ExampleResult_outbox() {
 	ctx := context.Background()
 	st := memory.NewSiblings()

@@ -71,8 +71,9 @@ type Options struct {
 	// retry of it, on any ledger of the key, is recognised (Duplicate),
 	// whatever the rate of writes and the writers in between (SPEC.md
 	// 6.11). Zero means DefaultRetryWindow (24 hours); at most
-	// MaxRetryWindow. After it, a transaction timed by Counter.TxnTime is
-	// refused (crdt.ErrOutsideWindow) and an untimed one applied as new.
+	// MaxRetryWindow. After it, a retry the counter still holds is a
+	// duplicate; else a transaction timed by Counter.TxnTime is refused
+	// (crdt.ErrOutsideWindow) and an untimed one applied as new.
 	RetryWindow time.Duration
 
 	// Records, when set, is the store of the ledger's transaction records

@@ -148,8 +148,9 @@ func (s *Sharded) sub(i int) *Ledger {
 	return s.subs[i].Load() // another goroutine's; l never wrote
 }
 
-// Writer returns the incarnation this Sharded writes on txn's sub-key, to
-// compare with Result.Owner.Actor of a write of txn. It does no I/O.
+// Writer returns the incarnation this Sharded writes on txn's sub-key, as
+// Result.Owner.Actor names it. It does no I/O. Owner does not pick one
+// caller to run a side effect (package documentation, "Side effects").
 func (s *Sharded) Writer(txn crdt.TxnID) crdt.ActorID { return s.sub(s.route(txn)).Writer() }
 
 // Pending reports whether a sub-ledger holds a write in doubt (see

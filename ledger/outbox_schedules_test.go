@@ -1,10 +1,11 @@
 package ledger_test
 
-// Review tests of the outbox the package documentation gives for running a
-// side effect once ("Side effects", ExampleResult_outbox): entries keyed by
-// transaction id, upserted by every delivery answered without an error and
-// not Superseded, the done flag left alone by upserts, one consumer sending
-// each entry not done, entries kept "as long as records".
+// Tests, from a review, of the outbox the package documentation gives for
+// running a side effect once ("Side effects", ExampleResult_outbox):
+// entries keyed by transaction id, upserted by every delivery answered
+// without an error and not Superseded, the done flag left alone by
+// upserts, one consumer sending each entry not done, done entries kept for
+// as long as a retry can arrive.
 
 import (
 	"context"
@@ -29,10 +30,10 @@ import (
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-// reviewOutbox is the documented outbox, with the amount each receipt
+// docOutbox is the documented outbox, with the amount each receipt
 // names, what was sent, and (for the retention tests) when each entry was
 // made, so that entries can be expired with the records.
-type reviewOutbox struct {
+type docOutbox struct {
 	mu      sync.Mutex
 	receipt map[crdt.TxnID]int64
 	made    map[crdt.TxnID]time.Time
@@ -40,14 +41,14 @@ type reviewOutbox struct {
 	sent    map[crdt.TxnID][]int64
 }
 
-func newReviewOutbox() *reviewOutbox {
-	return &reviewOutbox{receipt: map[crdt.TxnID]int64{}, made: map[crdt.TxnID]time.Time{}, done: map[crdt.TxnID]bool{}, sent: map[crdt.TxnID][]int64{}}
+func newDocOutbox() *docOutbox {
+	return &docOutbox{receipt: map[crdt.TxnID]int64{}, made: map[crdt.TxnID]time.Time{}, done: map[crdt.TxnID]bool{}, sent: map[crdt.TxnID][]int64{}}
 }
 
 // deliver is what ExampleResult_outbox does with a delivery's answer: an
 // answer without error that is not Superseded upserts the receipt with the
 // amount of the copy that counts as the delivery saw it (Result.Owner).
-func (o *reviewOutbox) deliver(now time.Time, txn crdt.TxnID, r ledger.Result, err error) {
+func (o *docOutbox) deliver(now time.Time, txn crdt.TxnID, r ledger.Result, err error) {
 	if err != nil || r.Outcome == tpncounter.Superseded {
 		return
 	}
@@ -59,7 +60,7 @@ func (o *reviewOutbox) deliver(now time.Time, txn crdt.TxnID, r ledger.Result, e
 	o.receipt[txn] = r.Owner.Amount // leaves done alone
 }
 
-func (o *reviewOutbox) consume() {
+func (o *docOutbox) consume() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for txn, amt := range o.receipt {
@@ -72,7 +73,7 @@ func (o *reviewOutbox) consume() {
 
 // expire drops the entries made more than ttl before now: "keeping entries
 // as long as records", whose store expires them with a TTL.
-func (o *reviewOutbox) expire(now time.Time, ttl time.Duration) {
+func (o *docOutbox) expire(now time.Time, ttl time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for txn, at := range o.made {
@@ -116,92 +117,96 @@ func (s *ttlStore) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 	return s.Siblings.Fetch(ctx, key)
 }
 
-// TestReviewOutboxEntryExpiredWithRecordsThenDuplicate: the outbox keeps
-// its entries "as long as records" (package doc, "Side effects"), and the
-// records' store expires them with a TTL "longer than RetryWindow plus
-// FutureSkew plus clock skew" (package doc, "Caveats"). But the ledger
-// answers a late retry Duplicate whenever its counter still holds the
-// transaction (SPEC.md 6.11: "Beyond W, a call the counter still
-// recognises (6.8) is answered as above"), which on a quiet account is
-// for ever; and ExampleResult_outbox upserts on Duplicate. Schedule: a
-// credits order-1 at t0 (Applied; receipt sent); records and outbox entry
-// expire at t0+TTL; a client's late retry of order-1 at t0+TTL+1h, on a or
-// on a new ledger b, is answered Duplicate (counted once, value 100) and
-// re-creates the entry, and the consumer sends the receipt a second time.
-// Expected: one receipt for a transaction the ledger counts once. Actual:
-// two. Contradicts "To run a side effect once (a receipt, an email) ...
-// upsert it into an outbox ... keeping entries as long as records"; not a
-// stated limit (the window limit speaks of a retry being applied again,
-// which this one is not).
-func TestReviewOutboxEntryExpiredWithRecordsThenDuplicate(t *testing.T) {
-	for _, timed := range []bool{false, true} {
-		for _, other := range []bool{false, true} {
-			t.Run(fmt.Sprintf("timed=%v/otherLedger=%v", timed, other), func(t *testing.T) {
-				ctx := context.Background()
-				t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-				clock := newFakeClock(t0)
-				ttl := ledger.DefaultRetryWindow + ledger.DefaultFutureSkew + time.Minute
-				recs := &ttlStore{Siblings: memory.NewSiblings(), now: clock.Now, ttl: ttl, written: map[string]time.Time{}}
-				accounts := memory.NewSiblings()
-				open := func(actor crdt.ActorID) *ledger.Ledger {
-					o := ledger.Options{Actor: actor, Records: recs, Clock: clock.Now}
-					if timed {
-						o.Counter.TxnTime = tpncounter.TimeUUID
+// TestOutboxDoneEntriesOutliveRecords: the package doc ("Side effects")
+// keeps an outbox's done entries for as long as a retry can arrive, not
+// only as long as the transaction's records. A late retry is a Duplicate
+// whenever the counter still holds the transaction (SPEC.md 6.11: "Beyond
+// W, a call the counter still recognises (6.8) is answered as above"),
+// after its records expired, and the outbox upserts on Duplicate.
+// Schedule: a credits order-1 at t0 (Applied; receipt sent); its records
+// expire at t0+TTL (a records store with the TTL the package advises); a
+// late retry at t0+TTL+1h, on a or on a new ledger b, is answered
+// Duplicate (counted once, value 100). With the done entry kept: one
+// receipt. With it expired at the records' TTL (what the package doc
+// advised before a review found this): the retry's upsert brings it back
+// and the receipt is sent twice.
+func TestOutboxDoneEntriesOutliveRecords(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		for _, timed := range []bool{false, true} {
+			for _, other := range []bool{false, true} {
+				t.Run(fmt.Sprintf("keepDone=%v/timed=%v/otherLedger=%v", keep, timed, other), func(t *testing.T) {
+					ctx := context.Background()
+					t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+					clock := newFakeClock(t0)
+					ttl := ledger.DefaultRetryWindow + ledger.DefaultFutureSkew + time.Minute
+					recs := &ttlStore{Siblings: memory.NewSiblings(), now: clock.Now, ttl: ttl, written: map[string]time.Time{}}
+					accounts := memory.NewSiblings()
+					open := func(actor crdt.ActorID) *ledger.Ledger {
+						o := ledger.Options{Actor: actor, Records: recs, Clock: clock.Now}
+						if timed {
+							o.Counter.TxnTime = tpncounter.TimeUUID
+						}
+						l, err := ledger.New(accounts, "wallet", o)
+						require.NoError(t, err)
+						return l
 					}
-					l, err := ledger.New(accounts, "wallet", o)
-					require.NoError(t, err)
-					return l
-				}
-				x := crdt.TxnID("order-1")
-				if timed {
-					x = crdt.TxnID(timeid.New(t0).String())
-				}
-				ob := newReviewOutbox()
-				a := open("a")
-				r, err := a.Credit(ctx, x, 100)
-				ob.deliver(clock.Now(), x, r, err)
-				ob.consume()
-				require.Equal(t, []int64{100}, ob.sent[x])
+					x := crdt.TxnID("order-1")
+					if timed {
+						x = crdt.TxnID(timeid.New(t0).String())
+					}
+					ob := newDocOutbox()
+					a := open("a")
+					r, err := a.Credit(ctx, x, 100)
+					ob.deliver(clock.Now(), x, r, err)
+					ob.consume()
+					require.Equal(t, []int64{100}, ob.sent[x])
 
-				clock.Add(ttl + time.Hour)
-				ob.expire(clock.Now(), ttl) // as long as records
-				l := a
-				if other {
-					l = open("b")
-				}
-				r, err = l.Credit(ctx, x, 100)
-				t.Logf("late retry: %v %v, value %d", r.Outcome, err, r.Value)
-				ob.deliver(clock.Now(), x, r, err)
-				ob.consume()
-				v, verr := open("reader").Value(ctx)
-				require.NoError(t, verr)
-				if v == 100 {
-					require.Len(t, ob.sent[x], 1, "order-1 counts once (value %d) but its receipt was sent %d times", v, len(ob.sent[x]))
-				}
-			})
+					clock.Add(ttl + time.Hour)
+					if !keep {
+						ob.expire(clock.Now(), ttl) // only as long as records
+					}
+					l := a
+					if other {
+						l = open("b")
+					}
+					r, err = l.Credit(ctx, x, 100)
+					t.Logf("late retry: %v %v, value %d", r.Outcome, err, r.Value)
+					ob.deliver(clock.Now(), x, r, err)
+					ob.consume()
+					v, verr := open("reader").Value(ctx)
+					require.NoError(t, verr)
+					require.Equal(t, int64(100), v, "order-1 counts once")
+					require.Equal(t, tpncounter.Duplicate, r.Outcome)
+					if keep {
+						require.Len(t, ob.sent[x], 1, "one receipt")
+					} else {
+						require.Len(t, ob.sent[x], 2, "an entry expired with the records comes back")
+					}
+				})
+			}
 		}
 	}
 }
 
-// reviewSched runs goroutines one store call at a time: each lane's calls
+// obSched runs goroutines one store call at a time: each lane's calls
 // park in its faulty wrapper's Hook until the scheduler grants them, so
 // an interleaving of the lanes' store calls is chosen exactly, with no
 // timing involved. A ledger makes its store calls one at a time here (one
 // transaction per call, no retirement pass), so a granted lane either
 // parks again or finishes.
-type reviewSched struct {
+type obSched struct {
 	on     bool
-	events chan reviewEvent
+	events chan obEvent
 	grants []chan struct{}
 }
 
-type reviewEvent struct {
+type obEvent struct {
 	lane int
 	done bool
 }
 
-func newReviewSched(lanes int) *reviewSched {
-	s := &reviewSched{events: make(chan reviewEvent)}
+func newObSched(lanes int) *obSched {
+	s := &obSched{events: make(chan obEvent)}
 	for range lanes {
 		s.grants = append(s.grants, make(chan struct{}))
 	}
@@ -209,12 +214,12 @@ func newReviewSched(lanes int) *reviewSched {
 }
 
 // hook is lane's faulty Hook.
-func (s *reviewSched) hook(lane int) func(context.Context, faulty.Call, bool) error {
+func (s *obSched) hook(lane int) func(context.Context, faulty.Call, bool) error {
 	return func(_ context.Context, _ faulty.Call, after bool) error {
 		if after || !s.on {
 			return nil
 		}
-		s.events <- reviewEvent{lane: lane}
+		s.events <- obEvent{lane: lane}
 		<-s.grants[lane]
 		return nil
 	}
@@ -222,14 +227,14 @@ func (s *reviewSched) hook(lane int) func(context.Context, faulty.Call, bool) er
 
 // run runs fs[i] on lane i at once; choose picks the lane that goes on
 // from those parked (sorted) given the lane that went on last.
-func (s *reviewSched) run(fs []func(), choose func(parked []int, last int) int) {
+func (s *obSched) run(fs []func(), choose func(parked []int, last int) int) {
 	s.on = true
 	defer func() { s.on = false }()
 	running := len(fs)
 	for i, f := range fs {
 		go func() {
 			f()
-			s.events <- reviewEvent{lane: i, done: true}
+			s.events <- obEvent{lane: i, done: true}
 		}()
 	}
 	parked := map[int]bool{}
@@ -257,16 +262,16 @@ func (s *reviewSched) run(fs []func(), choose func(parked []int, last int) int) 
 	}
 }
 
-// reviewDFS enumerates choice sequences depth first: each run replays a
+// obDFS enumerates choice sequences depth first: each run replays a
 // prefix and takes the first option after it; next moves to the following
 // sequence. Interleavings are bounded by preemptions: switching away from
 // a lane that could go on.
-type reviewDFS struct {
+type obDFS struct {
 	prefix, taken, width []int
 	bound, used          int
 }
 
-func (d *reviewDFS) pick(n int) int {
+func (d *obDFS) pick(n int) int {
 	i := len(d.taken)
 	v := 0
 	if i < len(d.prefix) {
@@ -276,8 +281,8 @@ func (d *reviewDFS) pick(n int) int {
 	return v
 }
 
-// choose is a reviewSched chooser under the preemption bound.
-func (d *reviewDFS) choose(parked []int, last int) int {
+// choose is a obSched chooser under the preemption bound.
+func (d *obDFS) choose(parked []int, last int) int {
 	if slices.Contains(parked, last) {
 		if d.used >= d.bound {
 			return last
@@ -294,7 +299,7 @@ func (d *reviewDFS) choose(parked []int, last int) int {
 }
 
 // next sets up the following run; false when every sequence was run.
-func (d *reviewDFS) next() bool {
+func (d *obDFS) next() bool {
 	for i := len(d.taken) - 1; i >= 0; i-- {
 		if d.taken[i]+1 < d.width[i] {
 			d.prefix = append(slices.Clone(d.taken[:i]), d.taken[i]+1)
@@ -305,22 +310,22 @@ func (d *reviewDFS) next() bool {
 	return false
 }
 
-// reviewMode is a lane's faults while the deliveries run at once.
-type reviewMode string
+// obMode is a lane's faults while the deliveries run at once.
+type obMode string
 
 const (
-	rmPass      reviewMode = "pass"
-	rmAckAll    reviewMode = "lose-ack"  // every account Put lands, its ack lost
-	rmLoseAll   reviewMode = "lose"      // every account Put lost (ambiguous)
-	rmRefuseAll reviewMode = "refuse"    // every account Put refused
-	rmHoldAll   reviewMode = "hold"      // every account Put held in flight
-	rmHold1     reviewMode = "hold1"     // the first account Put held, the retry attempt passes
-	rmStale1    reviewMode = "stale1"    // the first account Fetch stale
-	rmRecRefuse reviewMode = "recRefuse" // every record Put refused
-	rmRecFetch  reviewMode = "recFetch"  // every record Fetch refused
+	rmPass      obMode = "pass"
+	rmAckAll    obMode = "lose-ack"  // every account Put lands, its ack lost
+	rmLoseAll   obMode = "lose"      // every account Put lost (ambiguous)
+	rmRefuseAll obMode = "refuse"    // every account Put refused
+	rmHoldAll   obMode = "hold"      // every account Put held in flight
+	rmHold1     obMode = "hold1"     // the first account Put held, the retry attempt passes
+	rmStale1    obMode = "stale1"    // the first account Fetch stale
+	rmRecRefuse obMode = "recRefuse" // every record Put refused
+	rmRecFetch  obMode = "recFetch"  // every record Fetch refused
 )
 
-func reviewPolicy(mode *reviewMode) faulty.Policy {
+func obPolicy(mode *obMode) faulty.Policy {
 	var putUsed, fetchUsed bool
 	return func(c faulty.Call) faulty.Fault {
 		rec := ledger.IsRecordKey(c.Key)
@@ -366,29 +371,29 @@ func reviewPolicy(mode *reviewMode) faulty.Policy {
 	}
 }
 
-// reviewSeen counts what the runs of TestReviewOutboxConcurrentDeliveries
+// obSeen counts what the runs of TestOutboxConcurrentDeliveriesEnumerated
 // met, to show that the faults reached the callers.
-var reviewSeen struct{ appliedTwice, retried, landedLate atomic.Int64 }
+var obSeen struct{ appliedTwice, retried, landedLate atomic.Int64 }
 
-// reviewCase is one schedule of TestReviewOutboxConcurrentDeliveries.
-type reviewCase struct {
-	modes   []reviewMode // per delivering lane
-	retryOn []int        // per delivering lane: where its caller retries after an error
-	deliver int          // held writes: 0 before the retries, 1 after them, 2 only at quiescence
+// obCase is one schedule of TestOutboxConcurrentDeliveriesEnumerated.
+type obCase struct {
+	modes   []obMode // per delivering lane
+	retryOn []int    // per delivering lane: where its caller retries after an error
+	deliver int      // held writes: 0 before the retries, 1 after them, 2 only at quiescence
 }
 
-func (c reviewCase) String() string {
+func (c obCase) String() string {
 	return fmt.Sprintf("modes %v, retries on %v, held delivered %s", c.modes, c.retryOn, []string{"before retries", "after retries", "at quiescence"}[c.deliver])
 }
 
-// runReviewCase runs c under every interleaving the DFS allows and returns
+// runObCase runs c under every interleaving the DFS allows and returns
 // the number of runs and the first failure.
-func runReviewCase(c reviewCase, bound int) (int, error) {
-	d := &reviewDFS{bound: bound}
+func runObCase(c obCase, bound int) (int, error) {
+	d := &obDFS{bound: bound}
 	n := 0
 	for {
 		n++
-		if err := runReviewOnce(c, d); err != nil {
+		if err := runObOnce(c, d); err != nil {
 			return n, fmt.Errorf("%v, interleaving %v: %w", c, d.taken, err)
 		}
 		if !d.next() {
@@ -397,17 +402,17 @@ func runReviewCase(c reviewCase, bound int) (int, error) {
 	}
 }
 
-func runReviewOnce(c reviewCase, d *reviewDFS) error {
+func runObOnce(c obCase, d *obDFS) error {
 	ctx := context.Background()
 	nLanes := len(c.modes) + 1 // one more ledger, which only takes retries
 	mem := memory.NewSiblings()
-	sch := newReviewSched(nLanes)
-	modes := make([]reviewMode, nLanes)
+	sch := newObSched(nLanes)
+	modes := make([]obMode, nLanes)
 	fss := make([]*faulty.Siblings, nLanes)
 	ls := make([]*ledger.Ledger, nLanes)
 	for i := range nLanes {
 		modes[i] = rmPass
-		fss[i] = faulty.NewSiblings(mem, faulty.Options{Policy: reviewPolicy(&modes[i]), Hook: sch.hook(i), RecordWrites: true})
+		fss[i] = faulty.NewSiblings(mem, faulty.Options{Policy: obPolicy(&modes[i]), Hook: sch.hook(i), RecordWrites: true})
 		l, err := ledger.New(fss[i], "wallet", ledger.Options{Actor: crdt.ActorID(string(rune('a' + i))), RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}})
 		if err != nil {
 			return err
@@ -418,7 +423,7 @@ func runReviewOnce(c reviewCase, d *reviewDFS) error {
 		ls[i] = l
 	}
 	const x, amount = crdt.TxnID("order-1"), int64(100)
-	ob := newReviewOutbox()
+	ob := newDocOutbox()
 	var log []string
 	var logMu sync.Mutex
 	call := func(i int) error {
@@ -464,18 +469,18 @@ func runReviewOnce(c reviewCase, d *reviewDFS) error {
 		}
 	}
 	if applied > 1 {
-		reviewSeen.appliedTwice.Add(1)
+		obSeen.appliedTwice.Add(1)
 	}
 	for _, f := range fss {
 		if f.Held() > 0 && c.deliver > 0 {
-			reviewSeen.landedLate.Add(1)
+			obSeen.landedLate.Add(1)
 			break
 		}
 	}
 	// Each caller whose delivery failed retries elsewhere until answered.
 	for i, err := range errs {
 		if err != nil {
-			reviewSeen.retried.Add(1)
+			obSeen.retried.Add(1)
 		}
 		for try := 0; err != nil; try++ {
 			if !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
@@ -521,7 +526,7 @@ func runReviewOnce(c reviewCase, d *reviewDFS) error {
 	return nil
 }
 
-// TestReviewOutboxConcurrentDeliveries: order-1 (100) delivered to two
+// TestOutboxConcurrentDeliveriesEnumerated: order-1 (100) delivered to two
 // ledgers (a, b) at once, or three (a, b, c), over one memory account,
 // each lane under a fault mode (lost acks, lost, refused and held puts, a
 // stale read, refused record puts and fetches), every interleaving of
@@ -530,14 +535,15 @@ func runReviewOnce(c reviewCase, d *reviewDFS) error {
 // failed retries on every possible ledger until answered; held writes land
 // before the retries, after them, or at quiescence. After quiescence the
 // value must be 100 and the documented outbox must have sent one receipt
-// of 100 (package doc, "Side effects").
-func TestReviewOutboxConcurrentDeliveries(t *testing.T) {
-	two := []reviewMode{rmPass, rmAckAll, rmLoseAll, rmRefuseAll, rmHoldAll, rmHold1, rmStale1, rmRecRefuse, rmRecFetch}
-	three := []reviewMode{rmPass, rmAckAll, rmHoldAll, rmStale1, rmRecRefuse}
-	var cases []reviewCase
+// of 100 (package doc, "Side effects"). An outbox whose upsert clears the
+// done flag (as one deleting sent entries would) fails it at once.
+func TestOutboxConcurrentDeliveriesEnumerated(t *testing.T) {
+	two := []obMode{rmPass, rmAckAll, rmLoseAll, rmRefuseAll, rmHoldAll, rmHold1, rmStale1, rmRecRefuse, rmRecFetch}
+	three := []obMode{rmPass, rmAckAll, rmHoldAll, rmStale1, rmRecRefuse}
+	var cases []obCase
 	type setup struct {
 		lanes int
-		modes []reviewMode
+		modes []obMode
 		bound int
 	}
 	total, fails := 0, 0
@@ -546,8 +552,8 @@ func TestReviewOutboxConcurrentDeliveries(t *testing.T) {
 		setups = []setup{{2, two, 2}, {3, three, 1}} // about 50 s
 	}
 	for _, s := range setups {
-		var walk func(modes []reviewMode, retry []int)
-		walk = func(modes []reviewMode, retry []int) {
+		var walk func(modes []obMode, retry []int)
+		walk = func(modes []obMode, retry []int) {
 			if len(modes) < s.lanes {
 				for _, m := range s.modes {
 					walk(append(slices.Clip(modes), m), retry)
@@ -567,12 +573,12 @@ func TestReviewOutboxConcurrentDeliveries(t *testing.T) {
 				timings = 3
 			}
 			for dl := range timings {
-				cases = append(cases, reviewCase{modes: modes, retryOn: retry, deliver: dl})
+				cases = append(cases, obCase{modes: modes, retryOn: retry, deliver: dl})
 			}
 		}
 		walk(nil, nil)
 		for _, c := range cases {
-			n, err := runReviewCase(c, s.bound)
+			n, err := runObCase(c, s.bound)
 			total += n
 			if err != nil {
 				fails++
@@ -585,29 +591,21 @@ func TestReviewOutboxConcurrentDeliveries(t *testing.T) {
 		cases = nil
 	}
 	t.Logf("%d runs, %d failing cases; runs with two applied answers %d, with a caller retrying %d, with writes landing late %d",
-		total, fails, reviewSeen.appliedTwice.Load(), reviewSeen.retried.Load(), reviewSeen.landedLate.Load())
-	require.Positive(t, reviewSeen.appliedTwice.Load())
-	require.Positive(t, reviewSeen.retried.Load())
-	require.Positive(t, reviewSeen.landedLate.Load())
+		total, fails, obSeen.appliedTwice.Load(), obSeen.retried.Load(), obSeen.landedLate.Load())
+	require.Positive(t, obSeen.appliedTwice.Load())
+	require.Positive(t, obSeen.retried.Load())
+	require.Positive(t, obSeen.landedLate.Load())
 }
 
-// TestReviewOutboxReceiptOfAnAmountThatDoesNotCount: ExampleResult_outbox
-// says "A delivery upserts the receipt only when its amount is the one
-// that counts as it saw the transaction ... Superseded means another copy
-// of the id, with another amount or sign, counts (Result.Owner): that
-// copy's delivery writes the receipt." Schedule: order-2 reaches app-b as
-// 60 and app-a as 50 at once (each one's reads miss the other's write,
-// as b's do in ExampleResult_outbox); b answers first, Applied with Owner 60, and the
-// consumer sends "60"; a answers Applied with Owner 50, whose upsert finds
-// the entry done. The value counts a's 50 (SPEC.md 6.6: the smallest
-// actor id's copy), and b's retry is Superseded. Expected: the one receipt
-// sent names the amount that counts (50). Actual: it names 60, which never
-// counts, and nothing corrects it. The amounts differing is a client's
-// reuse of an id, but examples/service's README presents it as what two
-// replicas may both answer applied for; "as it saw the transaction" is
-// the only hint that the receipt's amount can be wrong, so this is at most
-// half a stated limit.
-func TestReviewOutboxReceiptOfAnAmountThatDoesNotCount(t *testing.T) {
+// TestLimitOutboxReceiptOfTwoAmounts: the limit ExampleResult_outbox
+// states. Schedule: order-2 reaches app-b as 60 and app-a as 50 at once
+// (a caller's reuse of an id; each one's reads miss the other's write, as
+// b's do in ExampleResult_outbox); b answers first, Applied with Owner 60,
+// and the consumer sends "60"; a answers Applied with Owner 50, whose
+// upsert finds the entry done. The value counts a's 50 (SPEC.md 6.6: the
+// smallest actor id's copy), b's retry is Superseded, and the one receipt
+// sent names 60.
+func TestLimitOutboxReceiptOfTwoAmounts(t *testing.T) {
 	ctx := context.Background()
 	st := memory.NewSiblings()
 	a, err := ledger.New(blindStore{st}, "wallet-7", ledger.Options{Actor: "app-a"})
@@ -615,7 +613,7 @@ func TestReviewOutboxReceiptOfAnAmountThatDoesNotCount(t *testing.T) {
 	b, err := ledger.New(blindStore{st}, "wallet-7", ledger.Options{Actor: "app-b"})
 	require.NoError(t, err)
 	const x = crdt.TxnID("order-2")
-	ob := newReviewOutbox()
+	ob := newDocOutbox()
 	rb, err := b.Credit(ctx, x, 60)
 	ob.deliver(time.Time{}, x, rb, err)
 	ob.consume()
@@ -633,5 +631,5 @@ func TestReviewOutboxReceiptOfAnAmountThatDoesNotCount(t *testing.T) {
 	v, err := b2.Value(ctx)
 	require.NoError(t, err)
 	require.Equal(t, int64(50), v, "a's 50 counts")
-	require.Equal(t, []int64{v}, ob.sent[x], "the one receipt sent names the amount that counts")
+	require.Equal(t, []int64{60}, ob.sent[x], "the stated limit: the one receipt sent names b's 60")
 }
