@@ -20,7 +20,7 @@ import (
 	"github.com/counterkit/counterkit/store/faulty"
 )
 
-// doubtRig is a rig of accounts on one faulty store that keeps a history of the
+// doubtRig is accounts on one faulty store that keeps a history of the
 // account key's states (so that a read can be served stale), with a clock
 // the test sets.
 type doubtRig struct {
@@ -51,29 +51,21 @@ func (r *doubtRig) script(faults ...faulty.Fault) {
 }
 
 // recs returns the records of txn in the store.
-func (r *doubtRig) recs(txn crdt.TxnID) []ledger.Record {
+func (r *doubtRig) recs(txn crdt.TxnID) []ledger.Record { return storedRecords(r.t, r.inner, txn) }
+
+// fresh is the join of the store's siblings as a fresh account reads them.
+func (r *doubtRig) fresh() *bounded.Counter {
 	r.t.Helper()
-	sibs, _, err := r.inner.Fetch(context.Background(), ledger.RecordKey("k", txn))
+	a, err := bounded.Open(faulty.NewSiblings(r.inner, faulty.Options{}), "k",
+		bounded.AccountOptions{Actor: "zz-observer", Backoff: bounded.Backoff{Initial: -1}})
 	require.NoError(r.t, err)
-	var out []ledger.Record
-	for _, b := range sibs {
-		var rec ledger.Record
-		require.NoError(r.t, rec.UnmarshalBinary(b))
-		out = append(out, rec)
-	}
-	return out
+	c, err := a.Sync(context.Background())
+	require.NoError(r.t, err)
+	return c
 }
 
 // value is the value of the store's siblings as a fresh account reads them.
-func (r *doubtRig) value() int64 {
-	r.t.Helper()
-	st := faulty.NewSiblings(r.inner, faulty.Options{})
-	a, err := bounded.Open(st, "k", bounded.AccountOptions{Actor: "zz-observer", Backoff: bounded.Backoff{Initial: -1}})
-	require.NoError(r.t, err)
-	v, err := a.Value(context.Background())
-	require.NoError(r.t, err)
-	return v
-}
+func (r *doubtRig) value() int64 { return r.fresh().Value() }
 
 // TestStoredDuplicateBesideOwnCopyInDoubtLeavesARecord: a call answered
 // `duplicate` as stored, on an account that itself holds the transaction

@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 )
 
@@ -46,13 +47,19 @@ func (r *recordsRig) credits(a *bounded.Account, prefix string, n int) {
 
 // records returns the decoded siblings of txn's record key.
 func (r *recordsRig) records(txn crdt.TxnID) []ledger.Record {
-	r.t.Helper()
-	sibs, _, err := r.st.Fetch(context.Background(), ledger.RecordKey("k", txn))
-	require.NoError(r.t, err)
+	return storedRecords(r.t, r.st, txn)
+}
+
+// storedRecords returns the decoded siblings of txn's record key of key
+// "k" in st.
+func storedRecords(t *testing.T, st store.Siblings, txn crdt.TxnID) []ledger.Record {
+	t.Helper()
+	sibs, _, err := st.Fetch(context.Background(), ledger.RecordKey("k", txn))
+	require.NoError(t, err)
 	var out []ledger.Record
 	for _, b := range sibs {
 		var rec ledger.Record
-		require.NoError(r.t, rec.UnmarshalBinary(b))
+		require.NoError(t, rec.UnmarshalBinary(b))
 		out = append(out, rec)
 	}
 	return out

@@ -6,55 +6,13 @@ package bounded_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store/faulty"
 )
-
-// tcRig is accounts on one faulty store that records every state of the
-// account's key (so that a read can be served stale), with a fixed clock.
-type tcRig struct {
-	t     *testing.T
-	inner *memory.Siblings
-	st    *faulty.Siblings
-	now   time.Time
-}
-
-func newTCRig(t *testing.T) *tcRig {
-	inner := memory.NewSiblings()
-	return &tcRig{t: t, inner: inner, st: faulty.NewSiblings(inner, faulty.Options{History: 8, RecordWrites: true}),
-		now: time.Unix(1_800_000_000, 0)}
-}
-
-func (r *tcRig) open(actor crdt.ActorID) *bounded.Account {
-	r.t.Helper()
-	a, err := bounded.Open(r.st, "k", bounded.AccountOptions{Actor: actor, RetryCount: 1, Backoff: bounded.Backoff{Initial: -1},
-		Clock: func() time.Time { return r.now }})
-	require.NoError(r.t, err)
-	return a
-}
-
-// script gives faults, in order, to the calls on the account's key; the
-// record keys' calls pass.
-func (r *tcRig) script(faults ...faulty.Fault) {
-	r.st.SetPolicy(counterCalls(faulty.Script(faults...)))
-}
-
-// fresh is the join of the store's siblings as a fresh account reads them.
-func (r *tcRig) fresh() *bounded.Counter {
-	r.t.Helper()
-	a, err := bounded.Open(faulty.NewSiblings(r.inner, faulty.Options{}), "k",
-		bounded.AccountOptions{Actor: "zz-observer", Backoff: bounded.Backoff{Initial: -1}})
-	require.NoError(r.t, err)
-	c, err := a.Sync(context.Background())
-	require.NoError(r.t, err)
-	return c
-}
 
 // TestTransferRetriedWithinACallGivesOnce: an attempt whose state holds
 // the call's transfer (its first attempt's Put landed, its answer lost)
@@ -77,8 +35,8 @@ func TestTransferRetriedWithinACallGivesOnce(t *testing.T) {
 	}{{"acknowledged", 10}, {"refused insufficient_rights", 4}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			r := newTCRig(t)
-			a, b := r.open("a"), r.open("b")
+			r := newDoubtRig(t)
+			a, b := r.open("a", 0), r.open("b", 0)
 			_, err := a.Credit(ctx, "c1", tc.credit)
 			require.NoError(t, err)
 			r.script(faulty.Pass, faulty.LoseAck) // the first attempt's Put lands, its answer is lost
@@ -111,8 +69,8 @@ func TestTransferRetriedWithinACallGivesOnce(t *testing.T) {
 // closed incarnation, and b's debit failed insufficient_rights for good.
 func TestCloseHandsOverACreditInDoubt(t *testing.T) {
 	ctx := context.Background()
-	r := newTCRig(t)
-	a, b := r.open("a"), r.open("b")
+	r := newDoubtRig(t)
+	a, b := r.open("a", 0), r.open("b", 0)
 	r.script(faulty.Pass, faulty.LoseAck, faulty.Refuse)
 	_, err := a.Credit(ctx, "c1", 10)
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
@@ -153,8 +111,8 @@ func TestLimitGrantToAClosedRequester(t *testing.T) {
 	for _, stale := range []bool{false, true} {
 		t.Run(map[bool]string{false: "fresh read", true: "stale read"}[stale], func(t *testing.T) {
 			ctx := context.Background()
-			r := newTCRig(t)
-			a, b := r.open("a"), r.open("b")
+			r := newDoubtRig(t)
+			a, b := r.open("a", 0), r.open("b", 0)
 			_, err := a.Credit(ctx, "c1", 10)
 			require.NoError(t, err)
 			res, err := b.Debit(ctx, "d1", 4)
