@@ -342,15 +342,16 @@ func (b *Book) evict() {
 
 // remember keeps the incarnation of e's Ledger, being dropped idle, for the
 // key's next Ledger: only one that wrote and holds nothing unwritten (no
-// pending write, no unwritten transaction record). b.mu is held, and no
-// operation runs on e.l.
+// pending write, no unwritten transaction record), or one that took a
+// remembered incarnation and has not read since (its first read failed).
+// b.mu is held, and no operation runs on e.l.
 func (b *Book) remember(e *bookEntry) {
 	l := e.l
-	if l.cyc.Local == nil || l.cyc.Pending || len(l.unindexed) > 0 {
-		return
-	}
 	v := l.stored // a state ahead of the store was not written
-	if v == 0 {
+	if l.cyc.Local == nil {
+		v = l.resume // still to be checked by a first read
+	}
+	if v == 0 || l.cyc.Pending || len(l.unindexed) > 0 {
 		return
 	}
 	if b.dropped == nil {

@@ -1,9 +1,7 @@
 package ledger_test
 
-// Review of ledger.Book and ledger.Sharded from their documentation (Book
-// and Sharded godoc, SPEC.md 6.11-6.12). One finding
-// (TestReviewBookFailedFirstReadForgetsIncarnation); the other tests record
-// what held up.
+// Tests of ledger.Book and ledger.Sharded from a review written from their
+// documentation (Book and Sharded godoc, SPEC.md 6.11-6.12).
 
 import (
 	"context"
@@ -64,29 +62,21 @@ func rvActors(t *testing.T, mem *memory.Siblings, key string) []crdt.ActorID {
 	return out
 }
 
-// TestReviewBookFailedFirstReadForgetsIncarnation (finding).
+// TestBookFailedFirstReadKeepsIncarnation: a Book's reopened Ledger
+// whose first read fails keeps the key's remembered incarnation for the
+// next reopening (Book's godoc: "A key opened again continues the dropped
+// Ledger's incarnation unless its first read is stale").
 //
 // Schedule: one Book (actor "svc", MaxOpen 1, default options otherwise)
 // over the memory store. Four times: Credit k1 (lands), Value k2 (k1's
 // idle Ledger is dropped and its incarnation remembered), Value k1 whose
 // one Fetch is refused (crdt.ErrUnavailable: the reopened Ledger never
-// read), Value k2 (k1's Ledger is dropped again). Then Credit k1.
-//
-// Book's godoc: "A key opened again continues the dropped Ledger's
-// incarnation unless its first read is stale (SPEC.md 6.9)", and
-// remembered(): "churn past MaxOpen must not reach the account's
-// MaxActors". A refused read is not a stale one, yet acquire deletes the
-// key's resume when it reopens the key, and remember() keeps nothing for a
-// Ledger that never read (cyc.Local nil): every failed first read before
-// an eviction costs the key a new incarnation. Expected one live entry
-// (svc's first incarnation throughout); actual five, each left until a
-// pass retires it (RetireAfter), so under read faults a small MaxOpen
-// grows the key's actor entries with its operations. Not a stated limit.
-//
-// Fix idea: keep dropped[key] until the reopened Ledger's first read
-// succeeds, or in remember() store {writer, resume, own} again for a
-// Ledger whose resume is still unchecked (l.resume != 0, nothing read).
-func TestReviewBookFailedFirstReadForgetsIncarnation(t *testing.T) {
+// read), Value k2 (k1's Ledger is dropped again). Then Credit k1: one
+// live entry. Before, acquire took the key's remembered incarnation and
+// remember() kept nothing for a Ledger that never read, so every failed
+// first read before an eviction cost the key a new incarnation (five
+// entries here, each left until a pass retired it).
+func TestBookFailedFirstReadKeepsIncarnation(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.NewSiblings()
 	plan := &rvPlan{}
@@ -114,11 +104,11 @@ func TestReviewBookFailedFirstReadForgetsIncarnation(t *testing.T) {
 	require.Len(t, entries, 1, "one incarnation: no read was stale")
 }
 
-// TestReviewBadInput (held up): invalid keys and accounts (empty, in the
+// TestBookShardedBadInput invalid keys and accounts (empty, in the
 // records' space, too long, a control character), invalid ids, amounts of 0
 // and -2^63, n outside 1..MaxShards and a negative MaxOpen are refused with
 // their sentinels by Book and Sharded.
-func TestReviewBadInput(t *testing.T) {
+func TestBookShardedBadInput(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.NewSiblings()
 	book, err := ledger.NewBook(mem, ledger.BookOptions{Options: ledger.Options{Actor: "svc"}})
@@ -337,7 +327,7 @@ func rvRun(sharded bool, script []rvOp, at map[int]faulty.Fault) (string, int) {
 	return "", n
 }
 
-// TestReviewEnumBookSharded (held up): two actors ("a", "b"), each a Book
+// TestBookShardedEnumerated two actors ("a", "b"), each a Book
 // (MaxOpen 1, evicting key k by reading another) or a Sharded (n = 2),
 // default options but no backoff wait, run a short script of credits and
 // retries of x and y (and, in the second, deliveries of held writes), with
@@ -347,7 +337,7 @@ func rvRun(sharded bool, script []rvOp, at map[int]faulty.Fault) (string, int) {
 // call of its txn answered Applied (SPEC.md 6.11, the window); after
 // quiescence (faults off, held writes delivered, LandPending/FindAll, every
 // txn retried on both actors) each txn counts once.
-func TestReviewEnumBookSharded(t *testing.T) {
+func TestBookShardedEnumerated(t *testing.T) {
 	script := []rvOp{
 		{0, "up", "x", 5}, {0, "evict", "", 0}, {1, "up", "x", 5},
 		{0, "up", "y", 3}, {0, "up", "x", 5}, {1, "evict", "", 0}, {1, "up", "y", 3}, {0, "evict", "", 0}, {0, "up", "y", 3},
