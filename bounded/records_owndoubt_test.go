@@ -290,6 +290,9 @@ func TestAcknowledgedLeavesARecordEnumerated(t *testing.T) {
 		{"b x, a x, a x, c x", []int{1, 0, 0, 2}, []crdt.TxnID{"x", "x", "x", "x"}},
 		{"a x, b x, b x, a x", []int{0, 1, 1, 0}, []crdt.TxnID{"x", "x", "x", "x"}},
 	}
+	if testing.Short() {
+		scripts = scripts[:1] // the race pass: a sample
+	}
 	for _, s := range scripts {
 		for _, window := range []int{1} {
 			seen := map[string]bool{}
