@@ -6,6 +6,8 @@ package ledger_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -48,18 +50,7 @@ func rvActors(t *testing.T, mem *memory.Siblings, key string) []crdt.ActorID {
 	t.Helper()
 	sibs, _, err := mem.Fetch(context.Background(), key)
 	require.NoError(t, err)
-	c, err := tpncounter.New(tpncounter.Options{})
-	require.NoError(t, err)
-	for _, b := range sibs {
-		one, _ := tpncounter.New(tpncounter.Options{})
-		require.NoError(t, one.UnmarshalBinary(b))
-		require.NoError(t, c.Merge(one))
-	}
-	var out []crdt.ActorID
-	for a := range c.LiveActors() {
-		out = append(out, a)
-	}
-	return out
+	return slices.Collect(maps.Keys(maps.Collect(decodeState(t, sibs...).LiveActors())))
 }
 
 // TestBookFailedFirstReadKeepsIncarnation: a Book's reopened Ledger
