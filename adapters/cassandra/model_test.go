@@ -78,22 +78,54 @@ type modelPartition struct {
 	drop   int64
 }
 
-// tombstonesIn counts the row and range tombstones a read from from to
-// last (inclusive; "": to the end) scans, as Cassandra counts them: after
-// merging, so a row tombstone that a range tombstone at least as new
-// covers, or a range tombstone inside one at least as new, is not seen.
+// tombstonesIn counts the tombstones a read from from to last (inclusive;
+// "": to the end) scans, as Cassandra 4.0 counts them: after merging, one
+// per row tombstone and one per range tombstone marker (ReadCommand counts
+// each marker it returns). So nothing the partition deletion supersedes is
+// seen; a row tombstone that a range tombstone at least as new covers is
+// not seen; and the ranges are seen as the markers of their merged
+// deletion: one where a deletion opens, closes or changes (an open and a
+// close bound for a range alone, one shared bound where two touch, none
+// for a range inside one at least as new).
 func (p *modelPartition) tombstonesIn(from, last string) int {
 	in := func(k string) bool { return k >= from && (last == "" || k <= last) }
+	var ranges []modelRange
+	bounds := []string{from}
+	for _, r := range p.ranges {
+		if r.ts > p.drop && (r.hi == nil || string(r.hi) > from) && (last == "" || r.lo == nil || string(r.lo) <= last) {
+			ranges = append(ranges, r)
+			for _, b := range [][]byte{r.lo, r.hi} {
+				if b != nil && in(string(b)) {
+					bounds = append(bounds, string(b))
+				}
+			}
+		}
+	}
+	deletedAt := func(k string) (ts int64) { // the newest range holding k, 0 for none
+		for _, r := range ranges {
+			if r.holds(k) {
+				ts = max(ts, r.ts)
+			}
+		}
+		return ts
+	}
 	n := 0
 	for k, ts := range p.points {
-		if in(k) && !slices.ContainsFunc(p.ranges, func(r modelRange) bool { return r.ts >= ts && r.holds(k) }) {
+		if ts > p.drop && in(k) && deletedAt(k) < ts {
 			n++
 		}
 	}
-	for _, r := range p.ranges { // none inside another at least as new
-		if (r.hi == nil || string(r.hi) > from) && (last == "" || r.lo == nil || string(r.lo) <= last) {
-			n++
+	// A marker at each bound where the deletion in force changes: the
+	// read's start opens what is in force there, its end closes it.
+	slices.Sort(bounds)
+	prev := int64(0)
+	for _, b := range slices.Compact(bounds) {
+		if d := deletedAt(b); d != prev {
+			n, prev = n+1, d
 		}
+	}
+	if prev != 0 {
+		n++ // the close at the read's end
 	}
 	return n
 }
