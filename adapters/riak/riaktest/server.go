@@ -750,7 +750,8 @@ func (s *FakeServer) get(m *rpbkv.RpbGetReq) (byte, proto.Message, rpcError) {
 			return 0, nil, rerr
 		}
 		if ctx.Equal(o.vv) {
-			return codeGetResp, &rpbkv.RpbGetResp{Unchanged: proto.Bool(true), Vclock: vc}, ""
+			// Riak answers #rpbgetresp{unchanged = true}: no vclock.
+			return codeGetResp, &rpbkv.RpbGetResp{Unchanged: proto.Bool(true)}, ""
 		}
 	}
 	s.hist[len(o.sibs)]++
@@ -813,7 +814,12 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 	if m.GetIfNoneMatch() && old != nil && old.live() {
 		return 0, nil, "match_found"
 	}
-	if m.GetIfNotModified() && (old == nil || !ctx.Equal(old.vv)) {
+	// Riak reads the key first (riak_kv_pb_object): a key with no live
+	// value, only tombstones included, is "notfound" to it.
+	if m.GetIfNotModified() && (old == nil || !old.live()) {
+		return 0, nil, "notfound"
+	}
+	if m.GetIfNotModified() && !ctx.Equal(old.vv) {
 		return 0, nil, "modified"
 	}
 	content := proto.Clone(m.Content).(*rpbkv.RpbContent)

@@ -1,11 +1,10 @@
 package riaktest_test
 
-// Review tests: conditional requests of Riak KV 3.2's protocol-buffers
-// object service (riak_kv_pb_object:process/2, develop-3.2 branch), which
-// the double answers differently. The adapter sends none of them today
-// (Siblings never sets if_not_modified, if_none_match or if_modified), so
-// no adapter test is affected; they are here because the double is meant
-// to refuse what Riak refuses, with Riak's message.
+// Conditional requests of Riak KV 3.2's protocol-buffers object service
+// (riak_kv_pb_object:process/2, develop-3.2 branch), answered as Riak
+// answers them. The adapter sends none of them (Siblings never sets
+// if_not_modified, if_none_match or if_modified); the double answers them
+// because it refuses what Riak refuses, with Riak's message.
 //
 // What Riak 3.2 does, from riak_kv_pb_object.erl:
 //
@@ -56,22 +55,21 @@ func riakErrmsg(err error) string {
 	return ""
 }
 
-// TestReviewIfNotModifiedOnMissingKey: Riak refuses a put with
-// if_not_modified on a key that does not exist with "notfound"; the
-// double says "modified".
-func TestReviewIfNotModifiedOnMissingKey(t *testing.T) {
+// TestIfNotModifiedOnMissingKey: Riak refuses a put with
+// if_not_modified on a key that does not exist with "notfound", not
+// "modified".
+func TestIfNotModifiedOnMissingKey(t *testing.T) {
 	srv := startDVV(t)
 	cl := client(t, srv)
 	err := storeIfNotModified(cl, "absent", "v", nil)
 	require.Equal(t, "notfound", riakErrmsg(err), "Riak 3.2 answers a conditional put on a missing key with \"notfound\": %v", err)
 }
 
-// TestReviewIfNotModifiedOnTombstone: a key left with only tombstones (not
+// TestIfNotModifiedOnTombstone: a key left with only tombstones (not
 // yet reaped) is "not found" to Riak's get, so a put with
 // if_not_modified, whatever vclock it carries, is refused ("notfound")
-// and stores nothing. The double compares the vclock with the
-// tombstone's, finds it equal and stores the value.
-func TestReviewIfNotModifiedOnTombstone(t *testing.T) {
+// and stores nothing, though the vclock equals the tombstone's.
+func TestIfNotModifiedOnTombstone(t *testing.T) {
 	srv := startDVV(t) // delete_mode 3 s: the tombstone stays for the test
 	cl := client(t, srv)
 	require.NoError(t, store(cl, dvvType, "k", "v", nil))
@@ -89,10 +87,10 @@ func TestReviewIfNotModifiedOnTombstone(t *testing.T) {
 	require.Empty(t, srv.Values(dvvType, bucket, "k"), "nothing stored")
 }
 
-// TestReviewIfModifiedUnchanged: a get whose if_modified equals the
+// TestIfModifiedUnchanged: a get whose if_modified equals the
 // object's vclock is answered #rpbgetresp{unchanged = true}: no content
-// and no vclock. The double adds the vclock.
-func TestReviewIfModifiedUnchanged(t *testing.T) {
+// and no vclock.
+func TestIfModifiedUnchanged(t *testing.T) {
 	srv := startDVV(t)
 	cl := client(t, srv)
 	require.NoError(t, store(cl, dvvType, "k", "v", nil))
@@ -106,10 +104,10 @@ func TestReviewIfModifiedUnchanged(t *testing.T) {
 	require.Empty(t, r.VClock, "Riak 3.2 sends no vclock with unchanged = true")
 }
 
-// TestReviewIfNoneMatchOnTombstone pins what the double already does as
+// TestIfNoneMatchOnTombstone pins what the double already does as
 // Riak does: a put with if_none_match on a key holding only tombstones
 // is accepted (Riak's get says notfound).
-func TestReviewIfNoneMatchOnTombstone(t *testing.T) {
+func TestIfNoneMatchOnTombstone(t *testing.T) {
 	srv := startDVV(t, riaktest.Options{})
 	cl := client(t, srv)
 	require.NoError(t, store(cl, dvvType, "k", "v", nil))
