@@ -63,7 +63,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stderr, checkUsage)
 			return 0
 		}
-		return fail(stderr, "check", cli.Usagef("%w: name the store to check: cassandra, riak or embedded\n\n%s", crdt.ErrInvalidConfig, checkUsage))
+		code := fail(stderr, "check", cli.Usagef("%w: name the store to check: cassandra, riak or embedded", crdt.ErrInvalidConfig))
+		fmt.Fprint(stderr, "\n", checkUsage) // apart: fail escapes newlines
+		return code
 	}
 	switch args[0] {
 	case "cassandra":

@@ -12,7 +12,7 @@ import (
 // error whose message carries the command's usage text. That text must
 // read as lines, not as one line of escaped newlines (\x0a): printable()
 // escapes every control character of the error, newlines included.
-func TestReviewNewuserCheckUsageIsReadable(t *testing.T) {
+func TestCheckUsageIsReadable(t *testing.T) {
 	for _, args := range [][]string{{"check"}, {"check", "-store", "embedded:" + t.TempDir()}} {
 		code, out, errOut := runCmd(t, "", args...)
 		require.Equal(t, 2, code, args)
