@@ -65,7 +65,8 @@ Then every counter is read back with -read-timeout and compared:
   acked         of them, acknowledged (at the first send or a resend)
   resent        resends sent
   unresolved    transactions never acknowledged (each may have landed)
-  writes        store writes, resends included
+  writes        store writes: native increments, Puts, and Applies (a batch
+                of rows each), resends and merges included
   final         the value read back
   drift         final - distinct: 0 is exact; above 0 counts transactions
                 twice; below 0 lost some (at most unresolved of them may
@@ -143,8 +144,8 @@ type compareWriter struct {
 	finish func() *txn
 	// send sends t through this writer: its first send (t.sends == 1,
 	// this send counted) or a resend of a transaction another writer sent
-	// before. writes is the number of store writes it made.
-	send func(ctx context.Context, t *txn) (writes int, err error)
+	// before.
+	send func(ctx context.Context, t *txn) error
 	// retryable reports whether a caller resends after err; false means
 	// the transaction definitely failed and is given up.
 	retryable func(err error) bool
@@ -492,9 +493,9 @@ func (q *resendQueue) take(w int) (t *txn, wait time.Duration, busy bool) {
 }
 
 type workerStats struct {
-	distinct, acked, resent, elsewhere, writes, failed int64
-	latencies                                          []time.Duration
-	err                                                error
+	distinct, acked, resent, elsewhere, failed int64
+	latencies                                  []time.Duration
+	err                                        error
 }
 
 func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareRow {
@@ -528,7 +529,6 @@ func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareR
 		row.Acknowledged += s.acked
 		row.Resent += s.resent
 		row.ResentElsewhere += s.elsewhere
-		row.Writes += s.writes
 		row.Unresolved += s.failed
 		row.GaveUp += s.failed
 		lat = append(lat, s.latencies...)
@@ -538,6 +538,9 @@ func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareR
 	}
 	for _, left := range q.waiting {
 		row.Unresolved += left.amount
+	}
+	if t.writes != nil {
+		row.Writes = t.writes.Load()
 	}
 	for _, w := range ws {
 		if w.merges != nil {
@@ -647,12 +650,11 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 		t.last = id
 		begin := cfg.now()
 		sctx, cancel := context.WithTimeout(ctx, cfg.timeout)
-		writes, err := w.send(sctx, t)
+		err := w.send(sctx, t)
 		cancel()
 		if w.maintain != nil {
 			defer w.maintain(ctx)
 		}
-		s.writes += int64(writes)
 		switch {
 		case err != nil && w.retryable(err):
 			q.put(t, resend)

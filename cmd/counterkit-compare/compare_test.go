@@ -292,7 +292,7 @@ func TestCompareReportsCounterkitDrift(t *testing.T) {
 	native := newNativeDouble(3, 0.3)
 	// broken is a counterkit type that counts a resend twice: the native
 	// double's non-idempotent increment, claimed as a counterkit type.
-	broken := nativeTarget(native, "k")
+	broken := nativeTarget(native, "k", new(atomic.Int64))
 	broken.counterkit = true
 	rep := compareReport{Rows: runComparison(context.Background(), cfg, []compareTarget{broken}, nil)}
 	r := rep.Rows[0]
@@ -308,12 +308,12 @@ func TestCompareReportsCounterkitDrift(t *testing.T) {
 // (outside the window): nothing lands, nothing is resent. sent counts the
 // writes.
 func finalTarget(sent *atomic.Int64) compareTarget {
-	return compareTarget{name: "refused", counterkit: true,
+	return compareTarget{name: "refused", counterkit: true, writes: sent,
 		value: func(context.Context) (int64, error) { return 0, nil },
 		newWriter: func(int) (compareWriter, error) {
-			return oneWriter(func(context.Context, *txn) (int, error) {
+			return oneWriter(func(context.Context, *txn) error {
 				sent.Add(1)
-				return 1, fmt.Errorf("update too old: %w", crdt.ErrOutsideWindow)
+				return fmt.Errorf("update too old: %w", crdt.ErrOutsideWindow)
 			}, counterkitRetryable)
 		}}
 }
@@ -341,7 +341,7 @@ func TestCompareResolveForBoundsResends(t *testing.T) {
 	cfg := goldenConfig()
 	cfg.count, cfg.resolveFor = 3, 50*time.Millisecond
 	native := newNativeDouble(1, 1) // every Add times out
-	rep := compareReport{Rows: runComparison(context.Background(), cfg, []compareTarget{nativeTarget(native, "k")}, nil)}
+	rep := compareReport{Rows: runComparison(context.Background(), cfg, []compareTarget{nativeTarget(native, "k", new(atomic.Int64))}, nil)}
 	r := rep.Rows[0]
 	require.Equal(t, int64(3), r.Distinct)
 	require.Zero(t, r.Acknowledged)

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/counterkit/counterkit/balance"
@@ -39,6 +40,31 @@ type compareTarget struct {
 	counterkit bool
 	newWriter  func(w int) (compareWriter, error)
 	value      func(ctx context.Context) (int64, error)
+	// writes counts the store writes the type made: a native increment, a
+	// Put, or an Apply of a batch of rows, resends and merges included.
+	writes *atomic.Int64
+}
+
+// countedSiblings counts the Puts made through it.
+type countedSiblings struct {
+	store.Siblings
+	n *atomic.Int64
+}
+
+func (s countedSiblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
+	s.n.Add(1)
+	return s.Siblings.Put(ctx, key, actor, value, token)
+}
+
+// countedPartitions counts the Applies (each one batch) made through it.
+type countedPartitions struct {
+	store.Partitions
+	n *atomic.Int64
+}
+
+func (p countedPartitions) Apply(ctx context.Context, muts []store.Mutation) error {
+	p.n.Add(1)
+	return p.Partitions.Apply(ctx, muts)
 }
 
 // compareTargets builds the targets named by names over the native counter
@@ -47,11 +73,13 @@ func compareTargets(names []string, cfg compareConfig, native nativeCounter, sib
 	var out []compareTarget
 	for _, n := range names {
 		key := "compare-" + cfg.runID + "-" + n
+		writes := new(atomic.Int64)
+		sib, part := countedSiblings{sib, writes}, countedPartitions{part, writes}
 		var t compareTarget
 		var err error
 		switch n {
 		case "native":
-			t = nativeTarget(native, key)
+			t = nativeTarget(native, key, writes)
 		case "ledger", "ledger-sharded":
 			t = ledgerTarget(cfg, sib, key, n)
 		case "tally":
@@ -77,6 +105,7 @@ func compareTargets(names []string, cfg compareConfig, native nativeCounter, sib
 		if err != nil {
 			return nil, err
 		}
+		t.writes = writes
 		out = append(out, t)
 	}
 	return out, nil
@@ -96,18 +125,21 @@ func counterkitRetryable(err error) bool {
 // oneWriter is a writer whose every transaction is one increment written
 // by send, under its own identity (a native increment, a transaction id,
 // an update id).
-func oneWriter(send func(ctx context.Context, t *txn) (int, error), retryable func(error) bool) (compareWriter, error) {
+func oneWriter(send func(ctx context.Context, t *txn) error, retryable func(error) bool) (compareWriter, error) {
 	return compareWriter{next: func(int) *txn { return &txn{amount: 1} }, finish: func() *txn { return nil }, send: send, retryable: retryable}, nil
 }
 
 // nativeTarget increments one native counter. A caller resends a failed
 // increment whatever the error (it cannot tell a timed-out increment that
 // landed from one that did not).
-func nativeTarget(n nativeCounter, key string) compareTarget {
+func nativeTarget(n nativeCounter, key string, writes *atomic.Int64) compareTarget {
 	return compareTarget{name: "native",
 		value: func(ctx context.Context) (int64, error) { return n.Value(ctx, key) },
 		newWriter: func(int) (compareWriter, error) {
-			return oneWriter(func(ctx context.Context, _ *txn) (int, error) { return 1, n.Add(ctx, key, 1) }, func(error) bool { return true })
+			return oneWriter(func(ctx context.Context, _ *txn) error {
+				writes.Add(1)
+				return n.Add(ctx, key, 1)
+			}, func(error) bool { return true })
 		}}
 }
 
@@ -161,9 +193,9 @@ func ledgerTarget(cfg compareConfig, st store.Siblings, key, typ string) compare
 				}
 				writers[actor] = cr
 			}
-			return oneWriter(func(ctx context.Context, x *txn) (int, error) {
-				res, err := cr(ctx, txnID(cfg.runID, x), 1)
-				return max(res.Attempts, 1), err
+			return oneWriter(func(ctx context.Context, x *txn) error {
+				_, err := cr(ctx, txnID(cfg.runID, x), 1)
+				return err
 			}, counterkitRetryable)
 		}}
 }
@@ -195,9 +227,9 @@ func transactionsTarget(cfg compareConfig, part store.Partitions, key string) (c
 			if err != nil {
 				return compareWriter{}, err
 			}
-			cw, err := oneWriter(func(ctx context.Context, x *txn) (int, error) {
+			cw, err := oneWriter(func(ctx context.Context, x *txn) error {
 				_, err := tx.Apply(ctx, key, txnID(cfg.runID, x), 1)
-				return 1, err
+				return err
 			}, counterkitRetryable)
 			if w == 0 {
 				merged := cfg.now()
@@ -246,8 +278,8 @@ func logTarget(cfg compareConfig, typ, key string, open func() (addFunc, readFun
 			if err != nil {
 				return compareWriter{}, err
 			}
-			return oneWriter(func(ctx context.Context, x *txn) (int, error) {
-				return 1, add(ctx, key, updateID(base, node, x.origin, x.seq), 1)
+			return oneWriter(func(ctx context.Context, x *txn) error {
+				return add(ctx, key, updateID(base, node, x.origin, x.seq), 1)
 			}, counterkitRetryable)
 		}}, nil
 }
@@ -330,19 +362,19 @@ func (w *tallyWriter) finish() *txn {
 // write on it, Mutator.Retry, whoever resends) and the writer goes on with
 // a fresh one. A flush that definitely did not land is resent by staging
 // its updates again on a fresh mutator of the resending writer's.
-func (w *tallyWriter) send(ctx context.Context, t *txn) (int, error) {
+func (w *tallyWriter) send(ctx context.Context, t *txn) error {
 	if m, ok := t.state.(*tally.Mutator[*tally.Sum]); ok && m.Unresolved() {
-		return 1, m.Retry(ctx)
+		return m.Retry(ctx)
 	}
 	m := w.m
 	if t.sends > 1 {
 		fresh, err := w.c.NewMutator()
 		if err != nil {
-			return 0, err
+			return err
 		}
 		for range t.amount {
 			if err := fresh.Stage(addOne); err != nil {
-				return 0, err
+				return err
 			}
 		}
 		m = fresh
@@ -353,10 +385,10 @@ func (w *tallyWriter) send(ctx context.Context, t *txn) (int, error) {
 		if m == w.m {
 			fresh, ferr := w.c.NewMutator()
 			if ferr != nil {
-				return 1, errors.Join(err, ferr)
+				return errors.Join(err, ferr)
 			}
 			w.m = fresh
 		}
 	}
-	return 1, err
+	return err
 }
