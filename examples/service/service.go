@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -264,7 +265,7 @@ func (s *service) handleWrite(op string, apply func(context.Context, string, crd
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		var req writeRequest
-		if err := decodeBody(w, r, &req); err != nil {
+		if err := decodeBody(w, r, &req, "txn", "amount"); err != nil {
 			writeJSON(w, http.StatusBadRequest, errorResponse{Error: err.Error()})
 			return
 		}
@@ -519,8 +520,11 @@ func (s *service) fail(w http.ResponseWriter, r *http.Request, err error, write 
 // refusing a body that is not UTF-8 (encoding/json would replace each
 // invalid byte with U+FFFD, so that "inv\xff" and "inv\xfe" decode to one
 // id), unknown fields and trailing data. A key given twice takes its last
-// value, as encoding/json does.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+// value, as encoding/json does. Keys must be one of fields exactly:
+// encoding/json would take "TXN" or "Txn" as txn, so that a body with
+// "txn" and "Txn" would name one transaction to whatever reads the key
+// "txn" and another to the service.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any, fields ...string) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		return fmt.Errorf("body: %w", err)
@@ -535,6 +539,15 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("body: data after the JSON object")
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(body, &keys); err != nil {
+		return fmt.Errorf("body: %w", err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if !slices.Contains(fields, k) {
+			return fmt.Errorf("body: unknown field %q", k)
+		}
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 // client log reading "txn" sees transaction a while the service credits
 // b. Keys that are not exactly "txn" or "amount" should be refused, and
 // nothing stored.
-func TestReviewNewuserFieldNamesAreExact(t *testing.T) {
+func TestFieldNamesAreExact(t *testing.T) {
 	mem := memory.NewSiblings()
 	srv := httptest.NewServer(newDefaultService(t, mem))
 	defer srv.Close()
