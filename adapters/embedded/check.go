@@ -325,6 +325,21 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 	if pageHeaderSize+n*elementSize > len(p) {
 		return nil, damaged("page %d: %d elements do not fit", id, n)
 	}
+	// The engine writes the elements' keys (and a leaf's values) back to
+	// back after the last element: a count that does not match is found
+	// here, also where no digest would (format 1).
+	at := uint64(pageHeaderSize + n*elementSize)
+	for i := range n {
+		e := pageHeaderSize + i*elementSize
+		pos, size := uint64(le.Uint32(p[e:])), uint64(le.Uint32(p[e+4:]))
+		if flags != flagBranch {
+			pos, size = uint64(le.Uint32(p[e+4:])), uint64(le.Uint32(p[e+8:]))+uint64(le.Uint32(p[e+12:]))
+		}
+		if uint64(e)+pos != at {
+			return nil, damaged("page %d: element %d of %d starts at byte %d, not %d (a wrong element count?)", id, i, n, uint64(e)+pos, at)
+		}
+		at += size
+	}
 	key := func(i int) ([]byte, uint32, []byte, error) {
 		e := pageHeaderSize + i*elementSize
 		pos, ks := uint64(le.Uint32(p[e+4:])), uint64(le.Uint32(p[e+8:]))
@@ -437,6 +452,9 @@ func (c *fileCheck) compareDigests(version int) error {
 	}
 	if version >= 3 && txid == 0 {
 		return damaged("the digest record names no transaction")
+	}
+	if version == 2 && txid != 0 { // format 3's record: the marker is damaged
+		return damaged("a format 2 file whose digest record names a transaction")
 	}
 	if txid != 0 && txid != c.tx {
 		// A page holding the record and its bucket's entries went back

@@ -24,7 +24,7 @@ import (
 	"github.com/counterkit/counterkit/timeid"
 )
 
-// The review sweep: a store written through the drivers (ledger, deltalog,
+// The damage sweep: a store written through the drivers (ledger, deltalog,
 // balance, tally) and raw keys (values spanning overflow pages, a three
 // level rows tree, point, range and partition deletions) is damaged in
 // ways the damage suite does not cover systematically: every byte of the
@@ -263,7 +263,7 @@ func sweepCheck(t *testing.T, f *sweepFixture, dir string, readOnly bool) (outco
 	}
 }
 
-func TestReviewSweepDamage(t *testing.T) {
+func TestDamageSweep(t *testing.T) {
 	f := buildSweep(t)
 	final := f.versions[len(f.versions)-1]
 	l := layoutOf(t, final)
@@ -379,10 +379,10 @@ func TestReviewSweepDamage(t *testing.T) {
 	t.Logf("%d copies: %v", len(copies), counts)
 }
 
-// sweepMax is how many copies TestReviewSweepDamage checks: a sample of
-// 150 under -short, COUNTERKIT_REVIEW_COPIES if set, else 1,500.
+// sweepMax is how many copies TestDamageSweep checks: a sample of
+// 150 under -short, COUNTERKIT_CASES if set, else 1,500.
 func sweepMax() int {
-	if n, err := strconv.Atoi(os.Getenv("COUNTERKIT_REVIEW_COPIES")); err == nil && n > 0 {
+	if n, err := strconv.Atoi(os.Getenv("COUNTERKIT_CASES")); err == nil && n > 0 {
 		return n
 	}
 	if testing.Short() {

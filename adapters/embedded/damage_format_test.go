@@ -11,13 +11,13 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// TestReviewFormat1LeafCountLowered: a format 1 file (0.1.0, no digests)
+// TestFormat1LeafCountLowered: a format 1 file (0.1.0, no digests)
 // whose leaf page lost its last element (its count lowered by one). The
 // docs name one exception to "a damaged file is refused, never read
 // wrong" for format 1: damage to a tombstone (and a lowered sequence).
 // A lowered count drops a sibling or a row, which carry checksums: every
 // copy must be refused or read intact; Open must not upgrade over it.
-func TestReviewFormat1LeafCountLowered(t *testing.T) {
+func TestFormat1LeafCountLowered(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	buildFixture(t, dir)
@@ -48,12 +48,12 @@ func TestReviewFormat1LeafCountLowered(t *testing.T) {
 	t.Logf("outcomes: %v", outcomes)
 }
 
-// TestReviewFormatMarkerBitFlip: one flipped bit turns the format marker
+// TestFormatMarkerBitFlip: one flipped bit turns the format marker
 // of a current file (3) into 2. The record still names its transaction,
 // which no format 2 file's does: the file is damaged. The docs: Open
 // refuses a file damaged anywhere with crdt.ErrCorruptEncoding, "leaving
 // the directory as it was".
-func TestReviewFormatMarkerBitFlip(t *testing.T) {
+func TestFormatMarkerBitFlip(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	buildFixture(t, dir)
