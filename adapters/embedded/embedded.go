@@ -110,6 +110,10 @@ type DB struct {
 	lock    *os.File // the directory, flocked while the DB is open
 
 	closed atomic.Bool
+	// committed is the newest transaction the DB opened or committed: a
+	// read showing an older one finds the newest meta page damaged (the
+	// engine falls back to the other one without a word).
+	committed atomic.Uint64
 	// failed is set when a commit failed: the file may hold a write the
 	// process no longer knows of, so writes are refused until a reopen.
 	failed atomic.Pointer[error]
@@ -183,7 +187,8 @@ func Open(dir string, opts Options) (db *DB, err error) {
 		return nil, err
 	}
 	if opts.ReadOnly {
-		return &DB{bolt: r.db.bolt, path: path, opts: opts, version: r.version, lock: lock}, nil
+		db = &DB{bolt: r.db.bolt, path: path, opts: opts, version: r.version, lock: lock}
+		return db, db.noteOpened()
 	}
 	r.db.Close()
 	bdb, err := openBolt(path, fileOpts, false)
@@ -194,11 +199,22 @@ func Open(dir string, opts Options) (db *DB, err error) {
 	if r.version < FormatVersion && !opts.unchecked {
 		err = db.upgrade(r.version)
 	}
+	if err == nil {
+		err = db.noteOpened()
+	}
 	if err != nil {
 		bdb.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// noteOpened sets committed to the transaction the opened file shows.
+func (d *DB) noteOpened() error {
+	return d.bolt.View(func(tx *bolt.Tx) error {
+		d.committed.Store(uint64(tx.ID()))
+		return nil
+	})
 }
 
 // fileLockTimeout is how long a data file's lock is waited for once its
@@ -444,7 +460,13 @@ func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
 		return ErrClosed
 	}
 	defer onDamage(d.path, &err)()
-	err = d.bolt.View(fn)
+	want := d.committed.Load() // before the read: commits only raise it
+	err = d.bolt.View(func(tx *bolt.Tx) error {
+		if id := uint64(tx.ID()); id < want {
+			return fmt.Errorf("embedded: %s shows transaction %d, not %d, the newest committed: its meta page is damaged: %w", d.path, id, want, crdt.ErrCorruptEncoding)
+		}
+		return fn(tx)
+	})
 	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
@@ -597,7 +619,9 @@ var errPanicked = errors.New("the engine panicked")
 
 func (d *DB) commitOnce(batch []*op) (err error) {
 	defer onDamage(d.path, &err, errPanicked)()
-	return d.bolt.Update(func(tx *bolt.Tx) error {
+	var id uint64
+	err = d.bolt.Update(func(tx *bolt.Tx) error {
+		id = uint64(tx.ID())
 		w := &wtx{tx: tx, off: d.opts.unchecked}
 		for i, o := range batch {
 			if err := o.fn(w); err != nil {
@@ -606,6 +630,10 @@ func (d *DB) commitOnce(batch []*op) (err error) {
 		}
 		return w.finish()
 	})
+	if err == nil {
+		d.committed.Store(id) // commits run one at a time: ids ascend
+	}
+	return err
 }
 
 // appendPrefix appends a partition or sibling key as stored: uvarint(len)

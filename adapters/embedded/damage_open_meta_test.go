@@ -12,14 +12,14 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// TestReviewNewestMetaDamagedWhileOpen: the disk changes under an open
+// TestNewestMetaDamagedWhileOpen: the disk changes under an open
 // store, one byte of the newest meta page (the last acknowledged commit's).
 // The docs: such damage "is found by a value's checksum when it is read
 // or by DB.Verify". The engine falls back to the older meta page without
 // a word, so reads lose the last acknowledged write with no error: each
 // read must return the write or an error wrapping crdt.ErrCorruptEncoding,
 // and Verify must report the damage.
-func TestReviewNewestMetaDamagedWhileOpen(t *testing.T) {
+func TestNewestMetaDamagedWhileOpen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	for _, field := range []struct {
