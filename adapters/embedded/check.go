@@ -61,7 +61,7 @@ func readMeta(p []byte) (boltMeta, error) {
 	}
 	mt := boltMeta{pageSize: le.Uint32(m[8:]), root: le.Uint64(m[16:]),
 		freelist: le.Uint64(m[32:]), hwm: le.Uint64(m[40:]), tx: le.Uint64(m[48:])}
-	if ps := mt.pageSize; ps < 1024 || ps > 1<<16 || ps&(ps-1) != 0 {
+	if ps := mt.pageSize; ps < 1024 || ps > maxPageSize || ps&(ps-1) != 0 {
 		return boltMeta{}, fmt.Errorf("page size %d", ps)
 	}
 	return mt, nil
@@ -147,6 +147,9 @@ func damaged(format string, args ...any) error {
 	return &damageError{fmt.Sprintf(format, args...)}
 }
 
+// maxPageSize is the largest page size the check accepts.
+const maxPageSize = 1 << 16
+
 // pickMeta returns the meta page to check the file at data by: with
 // wantTx non-zero that transaction's, not requiring the other meta page to
 // be valid (a writer may be writing it), else the newer of two valid ones.
@@ -156,7 +159,7 @@ func pickMeta(data []byte, wantTx uint64) (boltMeta, error) {
 	}
 	m0, err0 := readMeta(data)
 	ps := uint64(m0.pageSize) // 0 if meta page 0 is invalid: then take meta page 1's, wherever it is
-	for try := uint64(1024); ps == 0 && try <= 1<<16 && 2*try <= uint64(len(data)); try *= 2 {
+	for try := uint64(1024); ps == 0 && try <= maxPageSize && 2*try <= uint64(len(data)); try *= 2 {
 		if m, err := readMeta(data[try:]); err == nil && uint64(m.pageSize) == try {
 			ps = try
 		}

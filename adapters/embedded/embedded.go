@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -671,9 +672,9 @@ func corrupt(what string, key []byte) error {
 
 // Verify runs Open's check of the whole file (README.md, "Layout and
 // checks") and the checksum or encoding of every stored value and
-// tombstone, on the version one read transaction sees, while writes go on.
-// It returns an error wrapping crdt.ErrCorruptEncoding naming the first
-// damage found.
+// tombstone, on the version one read transaction sees, while writes go on,
+// and both meta pages when no commit runs. It returns an error wrapping
+// crdt.ErrCorruptEncoding naming the first damage found.
 func (d *DB) Verify() error {
 	if d.closed.Load() {
 		return ErrClosed
@@ -715,9 +716,31 @@ func (d *DB) Verify() error {
 			return fmt.Errorf("embedded: verify: %w: %w", crdt.ErrUnavailable, err)
 		case err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) && !errors.Is(err, crdt.ErrUnavailable):
 			return checkError(d.path, err)
+		case err == nil:
+			err = d.checkMetaPages(f)
 		}
 		return err
 	}
+}
+
+// checkMetaPages checks both meta pages as Open does, between two commits:
+// reads use one, and damage to the other would make the next Open refuse
+// the file. While a commit runs it writes one of them: nothing is checked.
+func (d *DB) checkMetaPages(f *os.File) error {
+	d.group.mu.Lock() // no commit starts while it is held
+	defer d.group.mu.Unlock()
+	if d.group.leading {
+		return nil
+	}
+	head := make([]byte, 2*maxPageSize)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("embedded: verify: %w: %w", crdt.ErrUnavailable, err)
+	}
+	if _, err := pickMeta(head[:n], 0); err != nil {
+		return checkError(d.path, err)
+	}
+	return nil
 }
 
 // checkRecords checks every stored value's and tombstone's encoding.
