@@ -126,19 +126,20 @@ func (r *checkReport) check(name string, err error) {
 // writeTable prints the facts, aligned, then the notes and the verdicts.
 func (r *checkReport) writeTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "store\t%s\n", r.Store)
+	// Facts, notes and errors may carry a server's or a file's bytes.
+	fmt.Fprintf(tw, "store\t%s\n", printable(r.Store))
 	for _, f := range r.Facts {
-		fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.Value)
+		fmt.Fprintf(tw, "%s\t%s\n", printable(f.Name), printable(f.Value))
 	}
 	tw.Flush()
 	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note  %s\n", n)
+		fmt.Fprintf(w, "note  %s\n", printable(n))
 	}
 	for _, c := range r.Checks {
 		if c.OK {
-			fmt.Fprintf(w, "ok    %s\n", c.Name)
+			fmt.Fprintf(w, "ok    %s\n", printable(c.Name))
 		} else {
-			fmt.Fprintf(w, "FAIL  %s: %s\n", c.Name, c.Error)
+			fmt.Fprintf(w, "FAIL  %s: %s\n", printable(c.Name), printable(c.Error))
 		}
 	}
 }

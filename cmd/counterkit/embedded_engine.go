@@ -82,7 +82,7 @@ func (l *keyList) writeTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "kind\tkey")
 	for _, k := range l.Keys {
-		fmt.Fprintf(tw, "%s\t%s\n", k.Kind, k.Key)
+		fmt.Fprintf(tw, "%s\t%s\n", k.Kind, printable(k.Key))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%s, %s%s\n", plural(l.SiblingKeys, "sibling key"), plural(l.PartitionKeys, "partition"), cli.Either(l.Truncated, " (truncated at -limit)", ""))

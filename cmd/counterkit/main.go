@@ -179,6 +179,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "version":
 		return runVersion(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 && slices.Contains([]string{"help", "-h", "-help", "--help"}, rest[0]) {
+			rest = nil // help of help: this text
+		}
 		if len(rest) == 1 || len(rest) == 2 {
 			return run(append(rest, "-h"), stdin, stdout, stdout)
 		}

@@ -50,7 +50,7 @@ func runChild(t *testing.T, args ...string) (int, string, string) {
 // with -h, which is help again. The program dies with "fatal error: stack
 // overflow" after filling a 1 GB stack, exit status 2 (the usage code), and
 // prints a goroutine dump.
-func TestReviewHelpOfHelp(t *testing.T) {
+func TestHelpOfHelp(t *testing.T) {
 	for _, args := range [][]string{{"help", "help"}, {"help", "-h"}, {"-h", "-h"}, {"--help", "--help"}} {
 		code, out, errOut := runChild(t, args...)
 		require.False(t, strings.Contains(errOut, "stack overflow"), "%v: exit %d: %.120s", args, code, errOut)
@@ -61,7 +61,7 @@ func TestReviewHelpOfHelp(t *testing.T) {
 
 // Held up: every command's help, through `counterkit help CMD`, exits 0
 // and prints on standard output.
-func TestReviewHelpOfEachCommand(t *testing.T) {
+func TestHelpOfEachCommand(t *testing.T) {
 	for _, args := range [][]string{{"help", "get"}, {"help", "inspect"}, {"help", "check"}, {"help", "list"},
 		{"help", "stats"}, {"help", "backup"}, {"help", "version"}, {"help", "compact", "embedded"},
 		{"help", "gc", "tally"}, {"help", "compact", "deltalog"}, {"help", "merge", "balance"},
@@ -104,7 +104,7 @@ func format1WithKey(t *testing.T, key string) string {
 // file whose key holds an escape sequence (here one that clears the
 // screen) sends it to the terminal, and list exits 0. check embedded
 // quotes the same key (%q), and list -o json escapes it.
-func TestReviewListEscapesStoredKeys(t *testing.T) {
+func TestListEscapesStoredKeys(t *testing.T) {
 	dir := format1WithKey(t, "ev\x1b[2Jil")
 	code, out, errOut := runCmd(t, "", "list", "-store", "embedded:"+dir)
 	require.Equal(t, 0, code, errOut)
@@ -116,7 +116,7 @@ func TestReviewListEscapesStoredKeys(t *testing.T) {
 // bucket type whose datatype holds an escape sequence (here: clear the
 // screen, set the window title) drives the terminal from check's table,
 // while the same text in the FAIL line and on standard error is escaped.
-func TestReviewCheckRiakEscapesServerStrings(t *testing.T) {
+func TestCheckRiakEscapesServerStrings(t *testing.T) {
 	srv := riaktest.Start(t)
 	require.NoError(t, srv.CreateBucketType("odd", riaktest.BucketTypeProps{AllowMult: true, Datatype: "counter\x1b[2J\x1b]0;x\x07"}))
 	code, out, errOut := runCmd(t, "", "check", "riak", "-addr", srv.Addr(), "-type", "odd", "-bucket", "b", "-timeout", "2s")
@@ -131,7 +131,7 @@ func TestReviewCheckRiakEscapesServerStrings(t *testing.T) {
 // -dry-run, and commands refused for a bad flag or key) change neither the
 // bytes nor the modification time of the data file, nor the directory's
 // entries, on a store of the current format.
-func TestReviewReadOnlyCommandsKeepBytesAndTimes(t *testing.T) {
+func TestReadOnlyCommandsKeepBytesAndTimes(t *testing.T) {
 	dir := fixture(t)
 	emb := "embedded:" + dir
 	type snap struct {
