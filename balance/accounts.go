@@ -304,6 +304,13 @@ func (ac *Accounts) finishMerge(m startedMerge, account string) (rep MergeReport
 			Rows: len(rep.Tombstones) + len(rep.Settled) + len(rep.Deleted) + len(rep.Collected)}
 		if rep.Sum != nil {
 			e.Rows++
+			var newest time.Time // the newest update the sum folded
+			for _, t := range rep.Tombstones {
+				if at := t.UpdateID.Time(); at.After(newest) {
+					newest = at
+				}
+			}
+			e.Lag = max(ac.opts.Clock().Sub(newest), 0)
 		}
 		rowlog.End(&m.op, err, e)
 	}()

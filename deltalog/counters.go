@@ -214,7 +214,13 @@ func (c *Counters) Read(ctx context.Context, counter string) (r Reading, err err
 // merges at one cutoff write the same content.
 func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, err error) {
 	ctx, op := c.t.Start(ctx, "merge")
-	defer func() { rowlog.End(&op, err, observe.Event{Attempts: 1, Folded: int(m.Stats.Count)}) }()
+	defer func() {
+		e := observe.Event{Attempts: 1, Folded: int(m.Stats.Count)}
+		if ok { // the merge folded through its newest cell, m.ID
+			e.Lag = max(c.opts.Clock().Sub(m.ID.Time()), 0)
+		}
+		rowlog.End(&op, err, e)
+	}()
 	cells, start, err := c.scanVisible(ctx, counter)
 	if err != nil {
 		return Cell{}, false, err

@@ -64,11 +64,14 @@ type Event struct {
 	// Folded is how many shards, cells, rows or retired actor entries a
 	// GC, merge, compaction or ledger write folded or removed.
 	Folded  int
-	Retired int           // actor entries a ledger write retired
-	Lag     time.Duration // the age of the oldest item a GC or merge folded
-	Bytes   int           // the size of the state written or read,
-	Actors  int           // in bytes and in actor entries
-	Rows    int           // rows or values a store call read or wrote
+	Retired int // actor entries a ledger write retired
+	// Lag is how far behind the present a GC or merge folded: the age of
+	// the newest item it folded (tally: since that shard expired;
+	// deltalog: that cell's id; balance: that update's id).
+	Lag    time.Duration
+	Bytes  int // the size of the state written or read,
+	Actors int // in bytes and in actor entries
+	Rows   int // rows or values a store call read or wrote
 }
 
 // Outcomes. A driver reports the most specific that applies.

@@ -55,9 +55,9 @@
 //
 //	counterkit.state.bytes         histogram  By: bytes written or read
 //
-// Histograms carry bucket advice (DurationBuckets, LagBuckets,
-// ByteBuckets): the SDK's defaults, made for milliseconds, would put every
-// operation in their first bucket. No attribute carries a key, a
+// Histograms carry bucket advice (DBDurationBuckets, the conventions';
+// DurationBuckets, LagBuckets, ByteBuckets): the SDK's defaults, made for
+// milliseconds, would put every operation in their first bucket. No attribute carries a key, a
 // transaction id or an amount.
 package ckotel
 
@@ -88,6 +88,9 @@ var (
 	// DurationBuckets, in seconds, span a store call from half a
 	// millisecond (an embedded read) to 10 s (a timed-out quorum write).
 	DurationBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+	// DBDurationBuckets, in seconds, are db.client.operation.duration's:
+	// those the database semantic conventions advise for it.
+	DBDurationBuckets = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10}
 	// LagBuckets, in seconds, span a GC or merge run from 1 s to a day
 	// behind.
 	LagBuckets = []float64{1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600}
@@ -167,7 +170,7 @@ func New(o Options) (observe.Observer, error) {
 		return h
 	}
 	b.duration = seconds("counterkit.operation.duration", "Duration of counterkit operations.", DurationBuckets)
-	b.dbDuration = seconds(dbconv.ClientOperationDuration{}.Name(), dbconv.ClientOperationDuration{}.Description(), DurationBuckets)
+	b.dbDuration = seconds(dbconv.ClientOperationDuration{}.Name(), dbconv.ClientOperationDuration{}.Description(), DBDurationBuckets)
 	b.lag = seconds("counterkit.gc.lag", "How far behind a GC or merge ran.", LagBuckets)
 	var err error
 	b.bytes, err = m.Int64Histogram("counterkit.state.bytes", metric.WithUnit("By"),

@@ -263,7 +263,7 @@ func TestDeltalogSpansAndMetrics(t *testing.T) {
 	}
 
 	rm := s.metrics(t)
-	store, err := checkHistogram(rm, "db.client.operation.duration", "s", ckotel.DurationBuckets)
+	store, err := checkHistogram(rm, "db.client.operation.duration", "s", ckotel.DBDurationBuckets)
 	require.NoError(t, err)
 	dbm := "db.collection.name=cells db.namespace=ks db.operation.name="
 	require.Equal(t, map[string]uint64{
@@ -366,7 +366,7 @@ func TestChecksCatchBrokenVariants(t *testing.T) {
 		s := newSDK(sdkmetric.NewView(sdkmetric.Instrument{Name: "*"}, sdkmetric.Stream{
 			Aggregation: sdkmetric.AggregationExplicitBucketHistogram{Boundaries: []float64{0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000}}}))
 		drivers["deltalog"](t, s.bridge(t, ckotel.Options{}))
-		_, err := checkHistogram(s.metrics(t), "db.client.operation.duration", "s", ckotel.DurationBuckets)
+		_, err := checkHistogram(s.metrics(t), "db.client.operation.duration", "s", ckotel.DBDurationBuckets)
 		require.ErrorContains(t, err, "bounds")
 	})
 	t.Run("Go type as exception type", func(t *testing.T) {
@@ -380,7 +380,7 @@ func TestChecksCatchBrokenVariants(t *testing.T) {
 	})
 }
 
-// A store call of 3 ms lands in the (2.5 ms, 5 ms] bucket, not the first.
+// A store call of 3 ms lands in the (1 ms, 5 ms] bucket, not the first.
 func TestDurationBuckets(t *testing.T) {
 	s := newSDK()
 	obs := s.bridge(t, ckotel.Options{})
@@ -468,7 +468,7 @@ func TestLedgerMetrics(t *testing.T) {
 	ops, err := checkHistogram(rm, "counterkit.operation.duration", "s", ckotel.DurationBuckets)
 	require.NoError(t, err)
 	require.Equal(t, map[string]uint64{upd + "applied": 1, upd + "duplicate": 1}, ops)
-	calls, err := checkHistogram(rm, "db.client.operation.duration", "s", ckotel.DurationBuckets)
+	calls, err := checkHistogram(rm, "db.client.operation.duration", "s", ckotel.DBDurationBuckets)
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), calls["counterkit.outcome=ambiguous db.operation.name=put error.type=ambiguous_write"], calls)
 	require.NoError(t, checkErrorSpans(s.spans.Ended()))

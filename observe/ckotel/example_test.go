@@ -68,5 +68,5 @@ func Example() {
 	// span "apply counters" client parent="counterkit deltalog add"
 	// span "counterkit deltalog add" internal parent=""
 	// metric counterkit.operation.duration s buckets 0.0005 … 10
-	// metric db.client.operation.duration s buckets 0.0005 … 10
+	// metric db.client.operation.duration s buckets 0.001 … 10
 }

@@ -23,10 +23,10 @@ import (
 // conventions". Those conventions (Semantic conventions for database
 // client metrics, db.client.operation.duration, stable) say the metric
 // SHOULD be specified with ExplicitBucketBoundaries of
-// [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10]. The bridge advises its
-// own DurationBuckets (14 boundaries from 0.0005) instead, so a backend or
-// dashboard built for the conventional buckets sees other ones.
-func TestReviewDBClientDurationBucketsFollowConventions(t *testing.T) {
+// [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10] (DBDurationBuckets), not
+// the bridge's own DurationBuckets: a backend or dashboard built for the
+// conventional buckets must see those.
+func TestDBClientDurationBucketsFollowConventions(t *testing.T) {
 	s := newSDK()
 	obs := s.bridge(t, ckotel.Options{DBSystem: "memory"})
 	obs.Observe(context.Background(), observe.Event{Component: "store.siblings", Op: "fetch", Outcome: observe.OK,
@@ -40,12 +40,11 @@ func TestReviewDBClientDurationBucketsFollowConventions(t *testing.T) {
 }
 
 // README.md ("Operating it") says drivers report "GC and merge runs (what
-// they folded, their lag)", observe.Event.Lag is "the age of the oldest
-// item a GC or merge folded", and ckotel documents counterkit.gc.lag as
-// "how far behind a GC or merge ran". A deltalog merge and a balance merge
-// that fold rows written an hour earlier report no Lag: counterkit.gc.lag
-// is recorded only for tally's GC.
-func TestReviewMergesReportLag(t *testing.T) {
+// they folded, their lag)", and ckotel documents counterkit.gc.lag as "how
+// far behind a GC or merge ran": a deltalog merge and a balance merge that
+// fold rows written an hour earlier report a Lag (observe.Event.Lag), and
+// counterkit.gc.lag records it, as for tally's GC.
+func TestMergesReportLag(t *testing.T) {
 	ctx := context.Background()
 	written := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	later := written.Add(time.Hour)
@@ -99,7 +98,7 @@ func TestReviewMergesReportLag(t *testing.T) {
 // Held up: the bridge on no-op providers (explicit, or the global ones)
 // takes every kind of event, begun or not, with and without an error,
 // without panicking.
-func TestReviewNoopProvidersDoNotPanic(t *testing.T) {
+func TestNoopProvidersDoNotPanic(t *testing.T) {
 	for _, o := range []ckotel.Options{{}, {MeterProvider: noop.NewMeterProvider(), TracerProvider: tracenoop.NewTracerProvider()}} {
 		obs, err := ckotel.New(o)
 		require.NoError(t, err)
