@@ -15,7 +15,9 @@
 // operation's goroutine, so it must be fast, must not block and must be
 // safe for concurrent use. Events carry no keys, transaction ids or
 // amounts: labels built from them would have unbounded cardinality, and
-// they may be personal data.
+// they may be personal data. Event.Err is the operation's error, whose text
+// may name a key: Logger logs it whole, for the operator reading the log;
+// the OpenTelemetry bridge records only its sentinel (ErrorSummary).
 package observe
 
 import (
