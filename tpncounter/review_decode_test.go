@@ -48,3 +48,46 @@ func TestReviewMergeBinaryVersion2WithBinUUID(t *testing.T) {
 		t.Fatalf("MergeBinary accepted a version 2 input with a bin txn id that UnmarshalBinary refuses (err %v)", err)
 	}
 }
+
+// timedRetiredBody returns a version 4 tgcounter encoding of n timed retired
+// entries ([actor, 1, 0, 0, 1], 3-byte actors in order) and no base.
+func timedRetiredBody(n int) []byte {
+	b := []byte("\x93\xa9tgcounter\x04")
+	b = append(b, 0xdd, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	const alpha = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	for i := 0; i < n; i++ {
+		x := i
+		var id [3]byte
+		for k := 2; k >= 0; k-- {
+			id[k] = alpha[x%len(alpha)]
+			x /= len(alpha)
+		}
+		b = append(b, 0x95, 0xa3)
+		b = append(b, id[:]...)
+		b = append(b, 1, 0, 0, 1)
+	}
+	return b
+}
+
+// SPEC.md 3.4 and 6.7: a half holds at most 131072 entries, live or
+// retired; version 4 allows one more array only for the base. A version 4
+// body of 131073 timed retired entries and no base is a state no writer
+// produces (Merge refuses it even into an empty counter: "merge would hold
+// 131073 entries, limit 131072"), yet the decoder accepts it, because the
+// body header's cap is raised for version 4 whether or not a base follows.
+func TestReviewV4EntriesPastCapWithoutBase(t *testing.T) {
+	ok := timedRetiredBody(131072)
+	var g tpncounter.GCounter
+	if err := g.UnmarshalBinary(ok); err != nil {
+		t.Fatalf("131072 entries: %v", err)
+	}
+	bad := timedRetiredBody(131073)
+	var h tpncounter.GCounter
+	err := h.UnmarshalBinary(bad)
+	if err == nil {
+		var e tpncounter.GCounter
+		t.Errorf("131073 entries without a base decoded (Merge into an empty counter then says: %v); want too_large", e.Merge(&h))
+	} else if !errors.Is(err, crdt.ErrTooLarge) {
+		t.Errorf("131073 entries: %v, want too_large", err)
+	}
+}
