@@ -91,3 +91,37 @@ func TestReviewV4EntriesPastCapWithoutBase(t *testing.T) {
 		t.Errorf("131073 entries: %v, want too_large", err)
 	}
 }
+
+// SPEC.md 6.7 retired-after-cutoff: a timed retired entry's retired_at is
+// not below its half's base cutoff (Fold and Merge remove such an entry,
+// the base holding its total). UnmarshalBinary refuses the input below;
+// MergeBinary skips the retired entry because it equals the receiver's,
+// so it never checks it against the input's (new) base, merges the base,
+// and the receiver's retired entry is dropped: its total (5) is lost,
+// although the base claiming to hold it holds 0.
+//
+// receiver: P = [timed retired ["a", seq 1, total 5, forgot 0, retired_at 50]], N = []
+// input:    P = [base [cutoff 100, total 0, forgot 0], the same entry], N = []
+func TestReviewMergeBinaryRetiredBeforeNewBaseCutoff(t *testing.T) {
+	const head = "93aa74706e636f756e7465720492" // ["tpncounter", 4, [
+	recv, _ := hex.DecodeString(head + "91" + "95a16101050032" + "90")
+	data, _ := hex.DecodeString(head + "92" + "93640000" + "95a16101050032" + "90")
+	t.Logf("input %x", data)
+
+	var d tpncounter.Counter
+	if err := d.UnmarshalBinary(data); !errors.Is(err, crdt.ErrCorruptEncoding) {
+		t.Fatalf("UnmarshalBinary: %v, want corrupt", err)
+	}
+	var c tpncounter.Counter
+	if err := c.UnmarshalBinary(recv); err != nil {
+		t.Fatal(err)
+	}
+	v0 := c.Value()
+	before, _ := c.MarshalBinary()
+	err := c.MergeBinary(data)
+	after, _ := c.MarshalBinary()
+	v1 := c.Value()
+	if err == nil || !bytes.Equal(before, after) {
+		t.Errorf("MergeBinary of an input UnmarshalBinary refuses: err %v, receiver %x (value %d) -> %x (value %d)", err, before, v0, after, v1)
+	}
+}
