@@ -125,3 +125,29 @@ func TestReviewMergeBinaryRetiredBeforeNewBaseCutoff(t *testing.T) {
 		t.Errorf("MergeBinary of an input UnmarshalBinary refuses: err %v, receiver %x (value %d) -> %x (value %d)", err, before, v0, after, v1)
 	}
 }
+
+// The same rule, the other way round: the input's base equals the
+// receiver's, so MergeBinary leaves it out of the changed entries it
+// decodes, and the new timed retired entry (retired_at 50, below the
+// cutoff 100) is never checked against it. UnmarshalBinary refuses the
+// input; MergeBinary returns nil.
+//
+// receiver: P = [base [100, 5, 0]], N = []
+// input:    P = [base [100, 5, 0], ["a", 1, 7, 0, retired_at 50]], N = []
+func TestReviewMergeBinaryRetiredBeforeSameBaseCutoff(t *testing.T) {
+	const head = "93aa74706e636f756e7465720492"
+	recv, _ := hex.DecodeString(head + "91" + "93640500" + "90")
+	data, _ := hex.DecodeString(head + "92" + "93640500" + "95a16101070032" + "90")
+	t.Logf("input %x", data)
+	var d tpncounter.Counter
+	if err := d.UnmarshalBinary(data); !errors.Is(err, crdt.ErrCorruptEncoding) {
+		t.Fatalf("UnmarshalBinary: %v, want corrupt", err)
+	}
+	var c tpncounter.Counter
+	if err := c.UnmarshalBinary(recv); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.MergeBinary(data); !errors.Is(err, crdt.ErrCorruptEncoding) {
+		t.Errorf("MergeBinary: %v, want corrupt as UnmarshalBinary", err)
+	}
+}
