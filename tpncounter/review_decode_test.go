@@ -151,3 +151,63 @@ func TestReviewMergeBinaryRetiredBeforeSameBaseCutoff(t *testing.T) {
 		t.Errorf("MergeBinary: %v, want corrupt as UnmarshalBinary", err)
 	}
 }
+
+// retiredHalf appends a tgcounter body of n timed retired entries named
+// prefix + 3 characters, in order.
+func retiredHalf(b []byte, prefix string, n int) []byte {
+	switch {
+	case n < 16:
+		b = append(b, 0x90|byte(n))
+	case n < 1<<16:
+		b = append(b, 0xdc, byte(n>>8), byte(n))
+	default:
+		b = append(b, 0xdd, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	const alpha = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	for i := 0; i < n; i++ {
+		x := i
+		var id [3]byte
+		for k := 2; k >= 0; k-- {
+			id[k] = alpha[x%len(alpha)]
+			x /= len(alpha)
+		}
+		b = append(b, 0x95, byte(0xa0|(len(prefix)+3)))
+		b = append(b, prefix...)
+		b = append(b, id[:]...)
+		b = append(b, 1, 0, 0, 1)
+	}
+	return b
+}
+
+// A Merge (and MergeBinary) whose P half fits but whose N half passes
+// 131072 entries fails with too_large and changes neither half (SPEC.md
+// 6.6: all or nothing).
+func TestReviewMergeFailsInSecondHalfAtomically(t *testing.T) {
+	env := []byte("\x93\xaatpncounter\x04\x92")
+	recv := append(bytes.Clone(env), 0x91, 0x96, 0xa1, 'p', 1, 0, 0, 0x91, 0x92, 0xa1, 'x', 5, 0x90)
+	recv = retiredHalf(recv, "a", 131071)
+	in := append(bytes.Clone(env), 0x91, 0x96, 0xa1, 'q', 1, 0, 0, 0x91, 0x92, 0xa1, 'y', 7, 0x90)
+	in = retiredHalf(in, "b", 2)
+	var o tpncounter.Counter
+	if err := o.UnmarshalBinary(in); err != nil {
+		t.Fatal(err)
+	}
+	for _, viaBytes := range []bool{false, true} {
+		var c tpncounter.Counter
+		if err := c.UnmarshalBinary(recv); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := c.MarshalBinary()
+		v0 := c.Value()
+		var err error
+		if viaBytes {
+			err = c.MergeBinary(in)
+		} else {
+			err = c.Merge(&o)
+		}
+		after, _ := c.MarshalBinary()
+		if !errors.Is(err, crdt.ErrTooLarge) || !bytes.Equal(before, after) || c.Value() != v0 {
+			t.Errorf("MergeBinary %v: err %v, changed %v, value %d -> %d", viaBytes, err, !bytes.Equal(before, after), v0, c.Value())
+		}
+	}
+}
