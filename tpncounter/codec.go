@@ -660,6 +660,9 @@ func (r *bodyReader) next(e *rawEntry) error {
 	*e = rawEntry{start: r.d.Offset()}
 	i := r.i
 	r.i++
+	if i-r.first >= maxEntries { // body allowed one more array for a base
+		return fmt.Errorf("%w: a half of more than %d entries", crdt.ErrTooLarge, maxEntries)
+	}
 	k, err := r.d.ArrayLen(maxFields)
 	if err != nil {
 		return err

@@ -41,7 +41,11 @@ func (c *Counter) MergeBinary(data []byte) error {
 	// need is the version the input's state needs (decodedVersion), from
 	// its arrays as read; a skipped entry's is its held encoding's.
 	need := uint64(2)
+	// cut is the input half's base cutoff: a timed retired entry retired
+	// before it is one the base holds, which the decoder refuses.
+	var cut int64
 	for h := 0; h < 2 && err == nil; h++ {
+		cut = 0
 		g := halves[h]
 		if _, err = r.body(); err != nil {
 			break
@@ -52,6 +56,7 @@ func (c *Counter) MergeBinary(data []byte) error {
 			}
 			need = max(need, shapeVersion[e.shape])
 			if e.shape == baseShape {
+				cut = e.base.cut
 				// A base differing from c's takes part (it may win, see Fold).
 				if enc := data[e.start:r.d.Offset()]; !bytes.Equal(enc, g.base.encoded()) {
 					bases[h] = enc
@@ -67,6 +72,13 @@ func (c *Counter) MergeBinary(data []byte) error {
 				held = g.dorm.rec(i)
 			}
 			if held != nil && bytes.HasPrefix(data[e.start:], held) {
+				// c's entries are all retired after c's cutoff: a timed
+				// one needs reading only against a later one.
+				if e.shape == timedShape && cut > g.base.cut {
+					if err = r.fields(&e); err == nil && e.retiredAt < cut {
+						err = errRetiredBeforeBase
+					}
+				}
 				r.d.SkipTo(e.start + len(held))
 				if l != nil && l.encBin { // held is l's encoding: see entry.encBin
 					need = max(need, 3)
@@ -74,6 +86,10 @@ func (c *Counter) MergeBinary(data []byte) error {
 				continue
 			}
 			if err = r.fields(&e); err != nil {
+				break
+			}
+			if e.shape == timedShape && e.retiredAt < cut {
+				err = errRetiredBeforeBase
 				break
 			}
 			if sc == nil {
@@ -100,8 +116,10 @@ func (c *Counter) MergeBinary(data []byte) error {
 	if err == nil {
 		err = r.d.Finish()
 	}
-	if err == nil && r.version > need {
-		err = errOverstated // not canonical (SPEC.md 6.7): the decoder's error
+	if err == nil && r.version != need {
+		// Above: not canonical (SPEC.md 6.7); below: an entry of a later
+		// version, such as a held one with a 16-byte id under version 2.
+		err = errOtherVersion // the decoder's error
 	}
 	if err != nil {
 		// An older format, or input the decoder refuses: decoding reports it.
@@ -165,12 +183,16 @@ func (c *Counter) mergeChanged(version uint64, bases [2][]byte) error {
 // errOldFormat sends version 1 input, not comparable with c's entries, to the decoder.
 var errOldFormat = errors.New("tpncounter: version 1 encoding")
 
-// errOverstated sends input under a version above its state's to the
-// decoder, which refuses it as unmarshal does. MergeBinary's need is
-// never above the decoder's (encBin implies a 16-byte id in enc), so it
-// refuses all the decoder refuses; were it below, the decoder would
-// accept and merge, only slower.
-var errOverstated = errors.New("tpncounter: version above the state's")
+// errOtherVersion sends input under a version other than its state's to
+// the decoder, which refuses it as unmarshal does (a version above the
+// state's is not canonical, one below cannot hold its entries). Were
+// MergeBinary's need ever off, the decoder would accept and merge, only
+// slower.
+var errOtherVersion = errors.New("tpncounter: version other than the state's")
+
+// errRetiredBeforeBase sends input holding a timed retired entry retired
+// before its half's base cutoff to the decoder, which refuses it.
+var errRetiredBeforeBase = errors.New("tpncounter: an entry retired before the base's cutoff")
 
 // shapeVersion is the version an array of each shape needs (see
 // decodedVersion): 4 for a base or a retirement time, 3 for a retired

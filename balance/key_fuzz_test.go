@@ -12,12 +12,12 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// FuzzReviewDecodeKey: DecodeKey never panics, refuses with a corrupt
+// FuzzDecodeKey: DecodeKey never panics, refuses with a corrupt
 // error, and what it accepts EncodeKey gives back byte for byte. Seeds:
 // the keys of every row the vectors hold.
 //
-//	go test ./balance -run '^$' -fuzz FuzzReviewDecodeKey -fuzztime 30s
-func FuzzReviewDecodeKey(f *testing.F) {
+//	go test ./balance -run '^$' -fuzz FuzzDecodeKey -fuzztime 30s
+func FuzzDecodeKey(f *testing.F) {
 	raw, err := os.ReadFile("../testdata/vectors/balance.json")
 	if err != nil {
 		f.Fatal(err)

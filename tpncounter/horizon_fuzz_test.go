@@ -8,14 +8,14 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// FuzzReviewEncodedHorizon: EncodedHorizon never panics, its errors wrap a
+// FuzzEncodedHorizon: EncodedHorizon never panics, its errors wrap a
 // decoder sentinel, and on every input UnmarshalBinary accepts it accepts
 // too and gives the decoded counter's Horizon (a driver sets siblings
 // aside by it before decoding them). Seeds: every vector encoding, a
 // tgcounter's body as either half.
 //
-//	go test ./tpncounter -run '^$' -fuzz FuzzReviewEncodedHorizon -fuzztime 60s
-func FuzzReviewEncodedHorizon(f *testing.F) {
+//	go test ./tpncounter -run '^$' -fuzz FuzzEncodedHorizon -fuzztime 60s
+func FuzzEncodedHorizon(f *testing.F) {
 	for _, b := range vectorEncodings(f) {
 		f.Add(asCounter(b, 0))
 		if !bytes.Equal(asCounter(b, 1), b) {

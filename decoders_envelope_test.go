@@ -19,8 +19,8 @@ import (
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-// reviewDecoder is one decoder of the wire format (SPEC.md 3).
-type reviewDecoder struct {
+// wireDecoder is one decoder of the wire format (SPEC.md 3).
+type wireDecoder struct {
 	name    string
 	tag     string
 	newest  uint64
@@ -30,7 +30,7 @@ type reviewDecoder struct {
 	encode  func([]byte) ([]byte, error) // decode then re-encode
 }
 
-func reviewDecoders(t *testing.T) []reviewDecoder {
+func wireDecoders(t *testing.T) []wireDecoder {
 	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	rec, err := ledger.Record{Txn: "t1", Amount: -5, Writer: "w", At: at, Version: 3, Key: "k/1"}.MarshalBinary()
 	if err != nil {
@@ -50,10 +50,10 @@ func reviewDecoders(t *testing.T) []reviewDecoder {
 				return c.MarshalBinary()
 			}
 	}
-	var ds []reviewDecoder
+	var ds []wireDecoder
 	add := func(name, tag string, newest uint64, max int, valid string, mk func() codec) {
 		d, e := rt(mk)
-		ds = append(ds, reviewDecoder{name, tag, newest, max, valid, d, e})
+		ds = append(ds, wireDecoder{name, tag, newest, max, valid, d, e})
 	}
 	const mib16 = 16 << 20
 	add("gcounter", "gcounter", 2, mib16, "93a867636f756e7465720292"+"9300a16105"+"9300a16201", func() codec { return new(gcounter.Counter) })
@@ -72,11 +72,11 @@ func reviewDecoders(t *testing.T) []reviewDecoder {
 		}
 		return s.MarshalBinary()
 	}
-	ds = append(ds, reviewDecoder{"tally.shard", "tally.shard", 1, mib16, "93ab74616c6c792e73686172640194a373756da26d31cf00060a24181e40000a", shardDec, shardEnc})
+	ds = append(ds, wireDecoder{"tally.shard", "tally.shard", 1, mib16, "93ab74616c6c792e73686172640194a373756da26d31cf00060a24181e40000a", shardDec, shardEnc})
 	return ds
 }
 
-func reviewIsSentinel(err error) bool {
+func isSentinel(err error) bool {
 	for _, s := range []error{crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch, crdt.ErrUnsupportedVersion} {
 		if errors.Is(err, s) {
 			return true
@@ -85,7 +85,7 @@ func reviewIsSentinel(err error) bool {
 	return false
 }
 
-func reviewStr(s string) []byte {
+func strHeader(s string) []byte {
 	n := len(s)
 	switch {
 	case n < 32:
@@ -96,20 +96,20 @@ func reviewStr(s string) []byte {
 	return append([]byte{0xda, byte(n >> 8), byte(n)}, s...)
 }
 
-// TestReviewEnvelopeAcrossDecoders checks SPEC.md 3.3's envelope steps,
+// TestEnvelopeAcrossDecoders checks SPEC.md 3.3's envelope steps,
 // the size caps at and one past the limit, trailing bytes, every
 // truncation and every one-byte change of a valid encoding, for every
 // decoder: each refusal wraps the kind SPEC.md names (a decoder's
 // sentinel at least), and what decodes re-encodes to its input.
-func TestReviewEnvelopeAcrossDecoders(t *testing.T) {
-	for _, d := range reviewDecoders(t) {
+func TestEnvelopeAcrossDecoders(t *testing.T) {
+	for _, d := range wireDecoders(t) {
 		t.Run(d.name, func(t *testing.T) {
 			valid, _ := hex.DecodeString(d.valid)
 			if got, err := d.encode(valid); err != nil || !bytes.Equal(got, valid) {
 				t.Fatalf("valid %x: %v, re-encodes %x", valid, err, got)
 			}
 			env := func(tag string, version []byte, body ...byte) []byte {
-				b := append([]byte{0x93}, reviewStr(tag)...)
+				b := append([]byte{0x93}, strHeader(tag)...)
 				b = append(b, version...)
 				return append(b, body...)
 			}
@@ -162,8 +162,8 @@ func TestReviewEnvelopeAcrossDecoders(t *testing.T) {
 					switch {
 					case err == nil && !bytes.Equal(got, in) && i != vpos: // an older version re-encodes as the newest
 						t.Errorf("%x decodes and re-encodes as %x", in, got)
-					case err != nil && !reviewIsSentinel(err):
-						if d.decode(in) != nil && !reviewIsSentinel(d.decode(in)) {
+					case err != nil && !isSentinel(err):
+						if d.decode(in) != nil && !isSentinel(d.decode(in)) {
 							t.Errorf("%x: %v wraps no decoder sentinel", in, err)
 						}
 					}

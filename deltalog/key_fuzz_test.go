@@ -12,8 +12,8 @@ import (
 	"github.com/counterkit/counterkit/deltalog"
 )
 
-// reviewVectorHex returns every "hex" string of a vector file, decoded.
-func reviewVectorHex(tb testing.TB, file string) [][]byte {
+// vectorHex returns every "hex" string of a vector file, decoded.
+func vectorHex(tb testing.TB, file string) [][]byte {
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		tb.Fatal(err)
@@ -27,13 +27,13 @@ func reviewVectorHex(tb testing.TB, file string) [][]byte {
 	return out
 }
 
-// FuzzReviewDecodeKey: DecodeKey never panics, refuses with a corrupt
+// FuzzDecodeKey: DecodeKey never panics, refuses with a corrupt
 // error, and what it accepts EncodeKey gives back byte for byte. Seeds:
 // the keys of every cell the vectors hold.
 //
-//	go test ./deltalog -run '^$' -fuzz FuzzReviewDecodeKey -fuzztime 30s
-func FuzzReviewDecodeKey(f *testing.F) {
-	for _, b := range reviewVectorHex(f, "../testdata/vectors/deltalog.json") {
+//	go test ./deltalog -run '^$' -fuzz FuzzDecodeKey -fuzztime 30s
+func FuzzDecodeKey(f *testing.F) {
+	for _, b := range vectorHex(f, "../testdata/vectors/deltalog.json") {
 		var c deltalog.Cell
 		if c.UnmarshalBinary(b) == nil {
 			f.Add(deltalog.EncodeKey(c.ID, c.Kind))

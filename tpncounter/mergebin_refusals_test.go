@@ -14,7 +14,7 @@ import (
 // corrupt (SPEC.md 6.7: "Version 2 ... writes every txn as a str (a bin
 // there is corrupt)"). MergeBinary must refuse what UnmarshalBinary
 // refuses, also when the entry equals the receiver's own (skipped path).
-func TestReviewMergeBinaryVersion2WithBinUUID(t *testing.T) {
+func TestMergeBinaryVersion2WithBinUUID(t *testing.T) {
 	c, err := tpncounter.New(tpncounter.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func timedRetiredBody(n int) []byte {
 // produces (Merge refuses it even into an empty counter: "merge would hold
 // 131073 entries, limit 131072"), yet the decoder accepts it, because the
 // body header's cap is raised for version 4 whether or not a base follows.
-func TestReviewV4EntriesPastCapWithoutBase(t *testing.T) {
+func TestV4EntriesPastCapWithoutBase(t *testing.T) {
 	ok := timedRetiredBody(131072)
 	var g tpncounter.GCounter
 	if err := g.UnmarshalBinary(ok); err != nil {
@@ -102,7 +102,7 @@ func TestReviewV4EntriesPastCapWithoutBase(t *testing.T) {
 //
 // receiver: P = [timed retired ["a", seq 1, total 5, forgot 0, retired_at 50]], N = []
 // input:    P = [base [cutoff 100, total 0, forgot 0], the same entry], N = []
-func TestReviewMergeBinaryRetiredBeforeNewBaseCutoff(t *testing.T) {
+func TestMergeBinaryRetiredBeforeNewBaseCutoff(t *testing.T) {
 	const head = "93aa74706e636f756e7465720492" // ["tpncounter", 4, [
 	recv, _ := hex.DecodeString(head + "91" + "95a16101050032" + "90")
 	data, _ := hex.DecodeString(head + "92" + "93640000" + "95a16101050032" + "90")
@@ -134,7 +134,7 @@ func TestReviewMergeBinaryRetiredBeforeNewBaseCutoff(t *testing.T) {
 //
 // receiver: P = [base [100, 5, 0]], N = []
 // input:    P = [base [100, 5, 0], ["a", 1, 7, 0, retired_at 50]], N = []
-func TestReviewMergeBinaryRetiredBeforeSameBaseCutoff(t *testing.T) {
+func TestMergeBinaryRetiredBeforeSameBaseCutoff(t *testing.T) {
 	const head = "93aa74706e636f756e7465720492"
 	recv, _ := hex.DecodeString(head + "91" + "93640500" + "90")
 	data, _ := hex.DecodeString(head + "92" + "93640500" + "95a16101070032" + "90")
@@ -182,7 +182,7 @@ func retiredHalf(b []byte, prefix string, n int) []byte {
 // A Merge (and MergeBinary) whose P half fits but whose N half passes
 // 131072 entries fails with too_large and changes neither half (SPEC.md
 // 6.6: all or nothing).
-func TestReviewMergeFailsInSecondHalfAtomically(t *testing.T) {
+func TestMergeFailsInSecondHalfAtomically(t *testing.T) {
 	env := []byte("\x93\xaatpncounter\x04\x92")
 	recv := append(bytes.Clone(env), 0x91, 0x96, 0xa1, 'p', 1, 0, 0, 0x91, 0x92, 0xa1, 'x', 5, 0x90)
 	recv = retiredHalf(recv, "a", 131071)
