@@ -310,7 +310,7 @@ func (ac *Accounts) finishMerge(m startedMerge, account string) (rep MergeReport
 					newest = at
 				}
 			}
-			e.Lag = max(ac.opts.Clock().Sub(newest), 0)
+			e.Lag = max(rep.Version.Time().Sub(newest), 0) // the version: about when it read
 		}
 		rowlog.End(&m.op, err, e)
 	}()

@@ -217,7 +217,7 @@ func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, 
 	defer func() {
 		e := observe.Event{Attempts: 1, Folded: int(m.Stats.Count)}
 		if ok { // the merge folded through its newest cell, m.ID
-			e.Lag = max(c.opts.Clock().Sub(m.ID.Time()), 0)
+			e.Lag = max(time.Unix(0, m.Written).Sub(m.ID.Time()), 0)
 		}
 		rowlog.End(&op, err, e)
 	}()
