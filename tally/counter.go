@@ -237,6 +237,16 @@ type GCPlan struct {
 	Live   int     // shards left in place: not yet final, or past what the tally's encoding holds
 }
 
+// groupSize is the number of shards sharing the first one's expires_at
+// (shards sorted by it).
+func groupSize[A Aggregate[A]](shards []Shard[A]) int {
+	n := 0
+	for n < len(shards) && shards[n].ExpiresAt == shards[0].ExpiresAt {
+		n++
+	}
+	return n
+}
+
 // Empty reports whether the plan writes nothing.
 func (p GCPlan) Empty() bool { return len(p.Batch.Delete) == 0 }
 
@@ -285,6 +295,11 @@ func (c *Counter[A]) PlanGC(ctx context.Context) (GCPlan, error) {
 		if (i+1 == len(final) || final[i+1].ExpiresAt > s.ExpiresAt) && acc.fits() {
 			n = i + 1
 		}
+	}
+	if group := groupSize(final); n == 0 && group > store.MaxBatch-1 {
+		// No batch can fold it, nor, folding in order, any shard after it.
+		return GCPlan{}, fmt.Errorf("tally: gc %q: %d shards expire at one instant (%s), more than one batch deletes (%d): %w",
+			c.key, group, time.UnixMicro(final[0].ExpiresAt).UTC().Format(time.RFC3339Nano), store.MaxBatch-1, crdt.ErrTooLarge)
 	}
 	if n < len(final) {
 		acc = t.State

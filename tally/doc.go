@@ -26,8 +26,11 @@
 //   - An ambiguous write not resolved before expires_at stays unknown.
 //   - Read cost is linear in the live shards; GC bounds it and needs a
 //     complete read (every replica up), folding at most 9,999 shards a
-//     batch. Reads above Options.MaxRows rows, GC's too, are refused with
-//     crdt.ErrTooLarge: a GC with a larger MaxRows folds such a counter.
+//     batch, whole groups of one expires_at: 10,000 mutators of a key
+//     born in one microsecond can never fold, and GC fails with
+//     crdt.ErrTooLarge (SPEC.md 7.4). Reads above Options.MaxRows rows,
+//     GC's too, are refused with crdt.ErrTooLarge: a GC with a larger
+//     MaxRows folds such a counter.
 //   - A Mutator's Sum or Stats past int64 (or a sum of squares past 2^128)
 //     is an error (crdt.ErrOverflow); shards that pass it together read
 //     exactly (Sum.BigValue, stats.Summary.Fits) and GC leaves them
