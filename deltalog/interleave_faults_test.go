@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +13,6 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/internal/schedtest"
-	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -32,31 +29,7 @@ type logScenario struct {
 
 func runLogScenario(t *testing.T, sc logScenario, budget int) int {
 	t.Helper()
-	sched := &schedtest.Sched{}
-	if testing.Short() && (budget == 0 || budget > 2_000) {
-		budget = 2_000
-	}
-	if os.Getenv("COUNTERKIT_EXHAUSTIVE") != "" {
-		budget = 0
-	}
-	if budget > 0 {
-		seed := proptest.Seed()
-		t.Logf("%d random schedules, seed %d (COUNTERKIT_SEED=%d replays them)", budget, seed, seed)
-		sched.RNG = rand.New(rand.NewPCG(uint64(seed), 0))
-	}
-	n := 0
-	for {
-		if msg := runLogOnce(sched, sc); msg != "" {
-			t.Fatalf("schedule %d (choices %v): %s", n, sched.Choices, msg)
-		}
-		n++
-		if budget > 0 && n >= budget {
-			return n
-		}
-		if !sched.Next() {
-			return n
-		}
-	}
+	return schedtest.Explore(t, budget, func(sched *schedtest.Sched) string { return runLogOnce(sched, sc) })
 }
 
 func runLogOnce(sched *schedtest.Sched, sc logScenario) string {
@@ -65,7 +38,7 @@ func runLogOnce(sched *schedtest.Sched, sc logScenario) string {
 	clock := &fakeClock{now: t0.Add(2 * time.Millisecond)}
 	opts := testOptions(clock) // Window 1m, FutureSkew 1s, SafetyMargin 10s, MaxScan 5s, CompactGrace 20s
 	mem := memory.NewPartitions()
-	w := &schedtest.World{Sched: sched, Inner: mem, ReadFaults: sc.full, ScanPage: sc.page, WriteFaults: writeFaultsFor(sc.full)}
+	w := &schedtest.World{Sched: sched, Inner: mem, ReadFaults: sc.full, ScanPage: sc.page, WriteFaults: schedtest.Faults(sc.full)}
 	var fail []string
 	failf := func(format string, args ...any) { fail = append(fail, fmt.Sprintf(format, args...)) }
 
@@ -268,9 +241,3 @@ func TestDeltalogEveryInterleaving(t *testing.T) {
 // writeFaultsFor: hold alone stands for lose (never delivered) and landack
 // (delivered at once), so the reduced set covers every outcome but the
 // error the caller sees.
-func writeFaultsFor(full bool) []schedtest.Fault {
-	if full {
-		return []schedtest.Fault{schedtest.Pass, schedtest.Refuse, schedtest.Lose, schedtest.LandAck, schedtest.Hold}
-	}
-	return []schedtest.Fault{schedtest.Pass, schedtest.Refuse, schedtest.Hold}
-}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/schedtest"
-	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
 )
@@ -48,32 +45,9 @@ type tallyScenario struct {
 	full      bool // writes get all five faults and reads may be refused (else pass, refuse, hold; reads pass)
 }
 
-func runTallyScenario(t *testing.T, sc tallyScenario, budget int) (schedules int) {
+func runTallyScenario(t *testing.T, sc tallyScenario, budget int) int {
 	t.Helper()
-	sched := &schedtest.Sched{}
-	if testing.Short() && (budget == 0 || budget > 2_000) {
-		budget = 2_000
-	}
-	if os.Getenv("COUNTERKIT_EXHAUSTIVE") != "" {
-		budget = 0
-	}
-	if budget > 0 {
-		seed := proptest.Seed()
-		t.Logf("%d random schedules, seed %d (COUNTERKIT_SEED=%d replays them)", budget, seed, seed)
-		sched.RNG = rand.New(rand.NewPCG(uint64(seed), 0))
-	}
-	for {
-		if msg := runTallyOnce(sched, sc); msg != "" {
-			t.Fatalf("schedule %d (choices %v): %s", schedules, sched.Choices, msg)
-		}
-		schedules++
-		if budget > 0 && schedules >= budget {
-			return schedules
-		}
-		if !sched.Next() {
-			return schedules
-		}
-	}
+	return schedtest.Explore(t, budget, func(sched *schedtest.Sched) string { return runTallyOnce(sched, sc) })
 }
 
 func runTallyOnce(sched *schedtest.Sched, sc tallyScenario) (failure string) {
@@ -81,7 +55,7 @@ func runTallyOnce(sched *schedtest.Sched, sc tallyScenario) (failure string) {
 	clk := newClock()
 	t0 := clk.Now()
 	mem := memory.NewPartitions()
-	w := &schedtest.World{Sched: sched, Inner: mem, ReadFaults: sc.full, WriteFaults: writeFaultsFor(sc.full)}
+	w := &schedtest.World{Sched: sched, Inner: mem, ReadFaults: sc.full, WriteFaults: schedtest.Faults(sc.full)}
 	cfg := interleaveCfg
 	cfg.Clock = clk.Now
 	cfg.NewID = ids()
@@ -323,9 +297,3 @@ func TestTallyEveryInterleaving(t *testing.T) {
 // writeFaultsFor: hold alone stands for lose (never delivered) and landack
 // (delivered at once), so the reduced set covers every outcome but the
 // error the caller sees.
-func writeFaultsFor(full bool) []schedtest.Fault {
-	if full {
-		return []schedtest.Fault{schedtest.Pass, schedtest.Refuse, schedtest.Lose, schedtest.LandAck, schedtest.Hold}
-	}
-	return []schedtest.Fault{schedtest.Pass, schedtest.Refuse, schedtest.Hold}
-}

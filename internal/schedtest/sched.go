@@ -11,10 +11,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -341,4 +344,43 @@ func EstimateTree(runOnce func(*Sched), seed uint64, paths int) float64 {
 		total += max(s.product, 1)
 	}
 	return total / float64(paths)
+}
+
+// Faults are the faults a write may get: pass, refuse and hold, and with
+// full also lose and land-then-answer-ambiguous.
+func Faults(full bool) []Fault {
+	if full {
+		return []Fault{Pass, Refuse, Lose, LandAck, Hold}
+	}
+	return []Fault{Pass, Refuse, Hold}
+}
+
+// Explore runs once under every schedule, depth first, or, with a budget,
+// under budget schedules drawn from proptest.Seed (logged, so that
+// COUNTERKIT_SEED replays them); under -short at most 2,000, and with
+// COUNTERKIT_EXHAUSTIVE set every schedule. once returns a failure, or
+// "". It returns how many schedules ran.
+func Explore(t testing.TB, budget int, once func(*Sched) string) (schedules int) {
+	t.Helper()
+	sched := &Sched{}
+	if testing.Short() && (budget == 0 || budget > 2_000) {
+		budget = 2_000
+	}
+	if os.Getenv("COUNTERKIT_EXHAUSTIVE") != "" {
+		budget = 0
+	}
+	if budget > 0 {
+		seed := proptest.Seed()
+		t.Logf("%d random schedules, seed %d (COUNTERKIT_SEED=%d replays them)", budget, seed, seed)
+		sched.RNG = rand.New(rand.NewPCG(uint64(seed), 0))
+	}
+	for {
+		if msg := once(sched); msg != "" {
+			t.Fatalf("schedule %d (choices %v): %s", schedules, sched.Choices, msg)
+		}
+		schedules++
+		if budget > 0 && schedules >= budget || !sched.Next() {
+			return schedules
+		}
+	}
 }
