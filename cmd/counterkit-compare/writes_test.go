@@ -15,7 +15,7 @@ import (
 // With no fault, no timeout and one worker, every ledger credit writes
 // the account's key and the transaction's record: count the Puts the
 // store received and compare with the column.
-func TestReviewNewuserWritesColumnCountsStoreWrites(t *testing.T) {
+func TestWritesColumnCountsStoreWrites(t *testing.T) {
 	cfg := goldenConfig()
 	cfg.count, cfg.runID = 10, "nuwrites"
 	var puts atomic.Int64
