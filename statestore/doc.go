@@ -26,6 +26,13 @@
 // 8 MiB: about 30,000 actors with 255-byte ids) still loads, but every
 // Update fails with crdt.ErrTooLarge, writing nothing
 // (TestLimitUnionAboveTheStoresLimit); gcounter's and pncounter's encoders
-// refuse a state above their MaxEncodedSize (16 MiB) the same way. Keep
-// actors few: one per writer, not one per process start.
+// refuse a state above their MaxEncodedSize (16 MiB) the same way. A
+// merge holds at most gcounter.MaxMergedActors (65,536; SPEC.md 4.2):
+// siblings whose union has more (writers that never saw each other, each
+// with tens of thousands of actors, or Saves of such states) make Load
+// and Update fail with crdt.ErrTooLarge, writing nothing, until a Put with
+// a Fetch's token of a state that replaces them
+// (TestLimitSiblingsPastTheMergeCap). Keep actors few: one per writer,
+// not one per process start; and an actor id is not reused by a restart
+// while a write of the process before may still land.
 package statestore

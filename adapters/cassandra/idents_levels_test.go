@@ -20,14 +20,14 @@ func cassandra40Accepts(name string) bool {
 	return regexp.MustCompile(`^[A-Za-z0-9_]{1,48}$`).MatchString(name) && !slices.Contains(systemKeyspaces, name)
 }
 
-// TestReviewIdentifiersAgainstCassandra40: every name of up to 3
+// TestIdentifiersAgainstCassandra40: every name of up to 3
 // characters over an alphabet of the classes that matter, and lengths
 // around 48. The adapter never accepts a name Cassandra refuses; what it
 // refuses that Cassandra takes (quoted) is only upper case or a leading
 // digit or underscore, as CheckIdentifier documents. Every refusal, through
 // New, Schema (keyspace and prefix) and CreateKeyspaceStatement, wraps
 // crdt.ErrInvalidIdentifier and sends nothing (nil session).
-func TestReviewIdentifiersAgainstCassandra40(t *testing.T) {
+func TestIdentifiersAgainstCassandra40(t *testing.T) {
 	alphabet := []string{"a", "z", "A", "0", "9", "_", "-", ".", `"`, "'", " ", ";", "\x00", "é", "\xff"}
 	names := []string{""}
 	for l := 1; l <= 3; l++ {
@@ -79,12 +79,12 @@ func TestReviewIdentifiersAgainstCassandra40(t *testing.T) {
 	t.Logf("%d names: %d refused that Cassandra 4.0 takes quoted (upper case, leading digit or _), none accepted that it refuses", len(names), len(refusedButCassandraTakes))
 }
 
-// TestReviewConsistencyMultiDC checks every accepted level pair against
+// TestConsistencyMultiDC checks every accepted level pair against
 // replica arithmetic on several multi-DC topologies, read and write
 // coordinated in the same DC (the adapter's stated LOCAL_QUORUM
 // assumption): an accepted pair must always overlap. Every configuration
 // of the five operations over the eleven levels is tried through newDB.
-func TestReviewConsistencyMultiDC(t *testing.T) {
+func TestConsistencyMultiDC(t *testing.T) {
 	levels := []gocql.Consistency{gocql.Any, gocql.One, gocql.Two, gocql.Three, gocql.Quorum, gocql.All, gocql.LocalQuorum, gocql.EachQuorum, gocql.Serial, gocql.LocalSerial, gocql.LocalOne}
 	topologies := [][]int{{1}, {3}, {5}, {2, 2}, {3, 3}, {3, 1}, {1, 1, 1}, {1, 3}}
 	// may reports whether replica set s (bit i: replica i) satisfies c
