@@ -319,7 +319,11 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 	// The calls whose transaction the fetched state does not hold read its
 	// record, after the fetch: a transaction that landed before the fetch
 	// and is no longer in the counter was recorded before it left.
-	if err := l.lookupAll(ctx, fetched, open); err != nil {
+	err = l.lookupAll(ctx, fetched, open)
+	if err == nil {
+		err = l.deferElsewhere(open)
+	}
+	if err != nil {
 		for _, c := range open {
 			c.err = l.heldError(c, err)
 		}
@@ -507,10 +511,35 @@ func (l *Ledger) checkRecorded(ctx context.Context, group []*call) {
 	}
 }
 
+// deferElsewhere takes out of this ledger's pending write the transaction
+// of each open call that a record of another sub-key answered (a Sharded
+// account whose layouts raced): the copy recorded there counts, and this
+// one defers to it (SPEC.md 6.11 step 4, as retractLate does when that
+// record is read at the pending write's lookup); it writes no record.
+func (l *Ledger) deferElsewhere(open []*call) error {
+	for _, c := range open {
+		if c.err != nil || c.known == nil || c.known.Key == "" || c.known.Key == l.key {
+			continue
+		}
+		if _, held := l.unacked[c.txn]; !held || !l.cyc.Pending {
+			continue
+		}
+		if err := l.takeOut(l.writer, l.cyc.Sent.Version(l.writer), false, c.txn); err != nil {
+			return err
+		}
+		delete(l.unacked, c.txn)
+		c.applied = false // its copy leaves: nothing of its own to record
+	}
+	return nil
+}
+
 // recordWriter is the writer c's record names: the owner of its
 // transaction as its cycle saw it, or this ledger's writer.
 func (l *Ledger) recordWriter(c *call) crdt.ActorID {
-	if c.res.Owner.Actor != "" {
+	// A copy answered by a record of another sub-key is this ledger's to
+	// confirm, which defers it to that record (SPEC.md 6.11 step 3): a
+	// record names the writer of its own key's copy only.
+	if elsewhere := c.known != nil && c.known.Key != "" && c.known.Key != l.key; c.res.Owner.Actor != "" && !elsewhere {
 		return c.res.Owner.Actor
 	}
 	return l.writer

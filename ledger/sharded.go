@@ -206,6 +206,20 @@ func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 // n, when its state holds txn: a copy the smaller layout landed but has
 // not recorded yet. ok is false when none does (the write goes on).
 func (s *Sharded) elsewhere(ctx context.Context, txn crdt.TxnID, amount int64) (r Result, ok bool, err error) {
+	merged, err := s.heldElsewhere(ctx, txn)
+	if merged == nil || err != nil {
+		return Result{}, false, err
+	}
+	out, owner, err := merged.Known(txn, amount)
+	if err == nil && out == 0 {
+		return Result{}, false, nil
+	}
+	return Result{Outcome: out, Owner: owner, Attempts: 1, Landed: err == nil, Value: merged.Value()}, err == nil, err
+}
+
+// heldElsewhere returns the state of txn's sub-key under the first other
+// n the markers name (in order of n) that holds txn, or nil.
+func (s *Sharded) heldElsewhere(ctx context.Context, txn crdt.TxnID) (*tpncounter.Counter, error) {
 	s.layoutMu.Lock()
 	others := s.others
 	s.layoutMu.Unlock()
@@ -220,14 +234,13 @@ func (s *Sharded) elsewhere(ctx context.Context, txn crdt.TxnID, amount int64) (
 		merged, err := l.readView(ctx)
 		l.mu.Unlock()
 		if err != nil {
-			return Result{}, false, err
+			return nil, err
 		}
-		out, owner, err := merged.Known(txn, amount)
-		if err != nil || out != 0 {
-			return Result{Outcome: out, Owner: owner, Attempts: 1, Landed: err == nil, Value: merged.Value()}, err == nil, err
+		if merged.Status(txn) != tpncounter.Unknown {
+			return merged, nil
 		}
 	}
-	return Result{}, false, nil
+	return nil, nil
 }
 
 // wrote passes on a sub-key write's error; a failure voids the trust.
@@ -239,7 +252,8 @@ func (s *Sharded) wrote(err error) error {
 	return err
 }
 
-// HasTransaction is Ledger.HasTransaction on txn's sub-key.
+// HasTransaction is Ledger.HasTransaction on txn's sub-key, and, after two
+// layouts raced, on its sub-key under each other n, as a write reads them.
 func (s *Sharded) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, error) {
 	if err := txn.Validate(); err != nil {
 		return false, err
@@ -247,11 +261,18 @@ func (s *Sharded) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, err
 	if err := s.layout(ctx, false); err != nil {
 		return false, err
 	}
-	return s.sub(s.route(txn)).HasTransaction(ctx, txn)
+	has, err := s.sub(s.route(txn)).HasTransaction(ctx, txn)
+	if has || err != nil {
+		return has, err
+	}
+	other, err := s.heldElsewhere(ctx, txn)
+	return other != nil, err
 }
 
 // Find runs Ledger.Find on txn's sub-key and returns its counter, whose
-// Status, Owner and Conflicts describe txn (its Value is the sub-key's).
+// Status, Owner and Conflicts describe txn (its Value is the sub-key's);
+// after two layouts raced, the state of txn's sub-key under another n
+// that holds txn when its own does not, as a write reads them.
 func (s *Sharded) Find(ctx context.Context, txn crdt.TxnID) (*tpncounter.Counter, error) {
 	if err := txn.Validate(); err != nil {
 		return nil, err
@@ -260,7 +281,13 @@ func (s *Sharded) Find(ctx context.Context, txn crdt.TxnID) (*tpncounter.Counter
 		return nil, err
 	}
 	c, err := s.sub(s.route(txn)).Find(ctx)
-	return c, s.wrote(err)
+	if err != nil || c.Status(txn) != tpncounter.Unknown {
+		return c, s.wrote(err)
+	}
+	if other, err := s.heldElsewhere(ctx, txn); other != nil || err != nil {
+		return other, err
+	}
+	return c, nil
 }
 
 // FindAll runs Ledger.Find on every sub-key, in order, collapsing their

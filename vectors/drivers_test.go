@@ -9006,7 +9006,7 @@ var dvMutants = []struct {
 		"ledger/ledger.go", "if ok && s.version != v {\n\t\t\t// It wrote since", "if ok {\n\t\t\t// It wrote since",
 		"driver_ledger", "retire: idle from the first pass that saw its version"},
 	{"ledger/a failed record fetch starts another attempt", "6.11 step 1: a failed record Fetch fails the attempt as 6.9's Fetch does (no further attempt)",
-		"ledger/group.go", "if err := l.lookupAll(ctx, fetched, open); err != nil {", "if err := l.lookupAll(ctx, fetched, open); err != nil && attempt <= l.opts.RetryCount {\n\t\treturn open\n\t} else if err != nil {",
+		"ledger/group.go", "err = l.lookupAll(ctx, fetched, open)\n\tif err == nil {", "err = l.lookupAll(ctx, fetched, open)\n\tif err != nil && attempt <= l.opts.RetryCount {\n\t\treturn open\n\t}\n\tif err == nil {",
 		"driver_ledger", "records: a failed record fetch fails the attempt"},
 	{"ledger/a failed record fetch fails its call alone", "6.11 step 1: a failed record Fetch fails every call of the attempt",
 		"ledger/index.go", "if errors.Is(errs[i], crdt.ErrCorruptEncoding) {", "if true || errors.Is(errs[i], crdt.ErrCorruptEncoding) {",
