@@ -33,7 +33,8 @@
 // Merge is commutative, associative and idempotent (for example SPEC.md
 // 4.3), amounts are exact int64 and overflow is an error
 // (crdt.ErrOverflow), and each type has its exactly-once window (the ledger's in
-// 6.11, the tally's in 7.5, the log's in 8, the balance's in 9.2). Outside
+// 6.11, the tally's in 7.5, the log's in 8.4–8.5, the tombstone log's in
+// 9.3, Transactions' in 9.4, a bounded Account's in 13.5). Outside
 // a window the API reports the limit (crdt.ErrOutsideWindow,
 // crdt.ErrExpired, an outcome) rather than drift silently. Writes are
 // idempotent, so an ambiguous write (crdt.ErrAmbiguousWrite) is always safe

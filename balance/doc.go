@@ -36,10 +36,12 @@
 //
 // # Caveats
 //
-//   - Exactly-once holds within the write window (Options.Window).
+//   - Exactly-once holds within the write window (Options.Window;
+//     Transactions: RetryWindow, SPEC.md 9.4).
 //   - Reads beyond MaxRows rows are refused with crdt.ErrTooLarge (a
-//     Transactions row partition's beyond MaxBacklogRows): a partition
-//     holds two rows per update of about the last SettleGrace.
+//     Transactions row partition's beyond TxnOptions.BacklogRows, default
+//     MaxBacklogRows): a partition holds two rows per update of about the
+//     last SettleGrace (Transactions: plus two merge intervals).
 //   - On Cassandra an Accounts account takes about 50,000 settled updates
 //     per gc_grace_seconds before its reads fail; Transactions' row
 //     partitions have no such limit (SPEC.md 10.2).

@@ -81,8 +81,8 @@ type TxnOptions struct {
 	// merge intervals, and a copy of the row for each retry before a
 	// merge recorded it. A read past MaxRows (100,000) reads again up to
 	// MaxBacklogRows, so that a backlog drains; past that its reads and
-	// merges fail with crdt.ErrTooLarge, which no later merge undoes:
-	// size it for the peak rate with room for a backlog (SPEC.md 9.4).
+	// merges fail with crdt.ErrTooLarge, which no merge with the same
+	// BacklogRows undoes (a larger one does: BacklogRows): size it for the peak rate with room for a backlog (SPEC.md 9.4).
 	// Default 16: 3,000 credits per second with merges every 5 seconds
 	// survive a five-minute merger pause; 11,200 (about 91,000 rows a
 	// partition) survive a 10-second one, not 30 seconds. It is

@@ -19,8 +19,8 @@
 // # Basics
 //
 // A credit fetches and merges the key's siblings, reads the transaction's
-// record, applies, puts with the fetch's token and writes the record
-// (SPEC.md 6.9, 6.11). Result.Landed is true only when the transaction is
+// record, applies, puts with the fetch's token, then reads the record
+// again and writes it (five store calls; SPEC.md 6.9, 6.11 step 3). Result.Landed is true only when the transaction is
 // known to be stored; an error that may hide a landed write wraps
 // crdt.ErrAmbiguousWrite (see Pending).
 //

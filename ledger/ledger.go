@@ -110,7 +110,8 @@ type Options struct {
 
 	// Observer, when set, receives one observe.Event per Update, Find,
 	// Value and HasTransaction (outcome, attempts, ambiguous and refused
-	// writes, siblings, conflicts, size, and as Folded the actors retired).
+	// writes, siblings, conflicts, size, as Retired the actors retired and
+	// as Folded the retired entries folded into the base).
 	Observer observe.Observer
 }
 
