@@ -28,6 +28,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/schedtest"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/proptest"
@@ -40,56 +41,6 @@ const rsAccount = "acct"
 
 // rsLastLog is the trace of the last schedule run.
 var rsLastLog []string
-
-// rsSched enumerates decision sequences depth first, or draws them.
-type rsSched struct {
-	choices, counts []int
-	pos             int
-	rng             *rand.Rand
-	drift           bool // a replayed choice was out of range
-}
-
-func (s *rsSched) pick(n int) int {
-	if n <= 1 {
-		return 0
-	}
-	if s.rng != nil {
-		c := s.rng.IntN(n)
-		s.choices = append(s.choices, c)
-		return c
-	}
-	if s.pos < len(s.choices) {
-		c := s.choices[s.pos]
-		if c >= n {
-			s.drift, c = true, n-1
-			s.choices[s.pos] = c
-		}
-		s.counts[s.pos] = n
-		s.pos++
-		return c
-	}
-	s.choices = append(s.choices, 0)
-	s.counts = append(s.counts, n)
-	s.pos++
-	return 0
-}
-
-func (s *rsSched) next() bool {
-	if s.rng != nil {
-		s.choices = s.choices[:0]
-		return true
-	}
-	s.choices, s.counts = s.choices[:s.pos], s.counts[:s.pos]
-	for i := len(s.choices) - 1; i >= 0; i-- {
-		if s.choices[i]+1 < s.counts[i] {
-			s.choices[i]++
-			s.choices, s.counts = s.choices[:i+1], s.counts[:i+1]
-			s.pos = 0
-			return true
-		}
-	}
-	return false
-}
 
 // rsCall is a parked store call (or the start of an operation: gate).
 type rsCall struct {
@@ -267,7 +218,7 @@ type rsEvent struct {
 // run runs the actors' operations under the schedule, in a synctest
 // bubble: every store call parks, and the controller grants one at a
 // time with a fault, delivers a held write, or runs the next event.
-func (w *rsWorld) run(sc *rsSched, b rsBudget, actors [][]rsOp, events []rsEvent) {
+func (w *rsWorld) run(sc *schedtest.Sched, b rsBudget, actors [][]rsOp, events []rsEvent) {
 	w.mu.Lock()
 	w.parkOn = true
 	w.mu.Unlock()
@@ -333,7 +284,7 @@ func (w *rsWorld) run(sc *rsSched, b rsBudget, actors [][]rsOp, events []rsEvent
 		if ev < len(events) {
 			opts = append(opts, opt{held: -1, event: true})
 		}
-		o := opts[sc.pick(len(opts))]
+		o := opts[sc.Pick(len(opts))]
 		switch {
 		case o.event:
 			w.logf("event %s", events[ev].name)
@@ -451,7 +402,7 @@ func rsRecords(inner *memory.Siblings, x crdt.TxnID) []ledger.Record {
 
 // once runs the scenario under one schedule and returns what broke ("" if
 // nothing), and whether a double count inside the Limit was seen.
-func (sc rsScenario) once(s *rsSched) (fail string, limit string) {
+func (sc rsScenario) once(s *schedtest.Sched) (fail string, limit string) {
 	w := newRSWorld()
 	ctx := context.Background()
 	mk := func(n int, actor crdt.ActorID, lane int) *ledger.Sharded {
@@ -521,7 +472,7 @@ func (sc rsScenario) once(s *rsSched) (fail string, limit string) {
 			}
 		}
 		if fail != "" {
-			fail = fmt.Sprintf("%s\n  choices %v\n  trace:\n    %s", fail, s.choices, strings.Join(w.log, "\n    "))
+			fail = fmt.Sprintf("%s\n  choices %v\n  trace:\n    %s", fail, s.Choices, strings.Join(w.log, "\n    "))
 		}
 	}()
 	w.run(s, sc.budget, [][]rsOp{sOps, lOps}, events)
@@ -659,11 +610,11 @@ func (sc rsScenario) explore(t *testing.T, budget int) {
 }
 
 func (sc rsScenario) exploreIn(t *testing.T, budget int) {
-	s := &rsSched{}
+	s := &schedtest.Sched{}
 	if budget > 0 {
 		seed := proptest.Seed()
 		t.Logf("%s: %d random schedules, seed %d (COUNTERKIT_SEED=%d replays them)", sc.name, budget, seed, seed)
-		s.rng = rand.New(rand.NewPCG(uint64(seed), 0))
+		s.RNG = rand.New(rand.NewPCG(uint64(seed), 0))
 	}
 	n, limits, drift, f1 := 0, 0, 0, 0
 	cats := map[string]int{}
@@ -671,9 +622,9 @@ func (sc rsScenario) exploreIn(t *testing.T, budget int) {
 	for {
 		fail, lim := sc.once(s)
 		n++
-		if s.drift {
+		if s.Drift {
 			drift++
-			s.drift = false
+			s.Drift = false
 		}
 		if lim != "" {
 			limits++
@@ -693,7 +644,7 @@ func (sc rsScenario) exploreIn(t *testing.T, budget int) {
 		if fail != "" {
 			t.Fatalf("%s: schedule %d: %s", sc.name, n, fail)
 		}
-		if budget > 0 && n >= budget || !s.next() {
+		if budget > 0 && n >= budget || !s.Next() {
 			break
 		}
 	}
@@ -720,9 +671,9 @@ func TestShardedRaceTrace(t *testing.T) {
 	sc := rsScenario{name: "trace", small: 2, large: 4, sOps: []int{0}, lOps: []int{0}, ids: []crdt.TxnID{x},
 		budget: rsBudget{faults: 0, preempt: 0}}
 	synctest.Test(t, func(t *testing.T) {
-		s := &rsSched{}
+		s := &schedtest.Sched{}
 		fail, _ := sc.once(s)
-		t.Logf("choices %v fail %q\n%s", s.choices, fail, strings.Join(rsLastLog, "\n"))
+		t.Logf("choices %v fail %q\n%s", s.Choices, fail, strings.Join(rsLastLog, "\n"))
 	})
 }
 

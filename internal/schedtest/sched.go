@@ -42,6 +42,9 @@ type Sched struct {
 	pos     int
 	RNG     *rand.Rand // when set, decisions are drawn at random
 	product float64    // product of the branching factors met (random mode)
+	// Drift is set when a replayed decision was out of range (the
+	// scenario did not replay its branching): the last is taken.
+	Drift bool
 }
 
 // Pick returns the schedule's next decision among n.
@@ -60,6 +63,10 @@ func (s *Sched) Pick(n int) int {
 	}
 	if s.pos < len(s.Choices) {
 		c := s.Choices[s.pos]
+		if c >= n {
+			s.Drift, c = true, n-1
+			s.Choices[s.pos] = c
+		}
 		s.counts[s.pos] = n
 		s.pos++
 		return c
