@@ -1157,16 +1157,22 @@ func (s *dvSiblings) fetch(ctx context.Context, key string) ([][]byte, store.Tok
 		return vals, tok, nil
 	}
 	f := s.rec.keyFault(key)
-	if seed, ok := strings.CutPrefix(f, "seed:"); ok {
-		b := dvUnhex(seed)
-		actual := b
-		if s.toActual != nil {
-			actual = s.toActual(b) // writer ids as the ledgers have them
+	if seeds, ok := strings.CutPrefix(f, "seed:"); ok {
+		for i, seed := range strings.Split(seeds, ",") {
+			b := dvUnhex(seed)
+			actual := b
+			if s.toActual != nil {
+				actual = s.toActual(b) // writer ids as the ledgers have them
+			}
+			actor := crdt.ActorID("init")
+			if i > 0 {
+				actor += crdt.ActorID(strconv.Itoa(i + 1)) // one sibling each
+			}
+			if err := s.backing(key).Put(ctx, key, actor, actual, nil); err != nil {
+				return nil, nil, err
+			}
+			call.Seeded = append(call.Seeded, dvSibling{raw: b})
 		}
-		if err := s.backing(key).Put(ctx, key, "init", actual, nil); err != nil {
-			return nil, nil, err
-		}
-		call.Seeded = append(call.Seeded, dvSibling{raw: b})
 		f = ""
 	}
 	if f == "refuse" {
@@ -3252,7 +3258,15 @@ func dvSubKeyOf(account, own, key string) bool {
 // dvSeed is a record fault that puts b under the record key (as actor
 // "init", no token) just before the fetch it applies to, which then
 // answers as usual: a sibling no ledger of the vector wrote.
-func dvSeed(b []byte) string { return "seed:" + hex.EncodeToString(b) }
+// dvSeed is the fault of a fetch before which each of bs is put under the
+// key as a sibling of its own, with no token.
+func dvSeed(bs ...[]byte) string {
+	hs := make([]string, len(bs))
+	for i, b := range bs {
+		hs[i] = hex.EncodeToString(b)
+	}
+	return "seed:" + strings.Join(hs, ",")
+}
 
 // dvLedgerGroupVectors are the vectors of group commit (SPEC.md 6.9, 11.1).
 func dvLedgerGroupVectors(opts func(retries, h, f int) dvOptions) []dvVector {
@@ -3446,6 +3460,35 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 				Steps: []dvStep{
 					dvRecFaults(dvCredit("c", "y", 1), "w", dvSeed(recW)),
 					dvRecFaults(dvAtClock(dvCredit("c", "z", 1), later), "x", dvSeed(recX)),
+					dvAtClock(dvLedgerOp("value", "c"), later),
+				}}
+		}(),
+		func() dvVector {
+			// p's entry holds x, a late copy it recorded; q counted x
+			// first, folded and forgot it, and recorded it later.
+			st := &dvState{P: []dvEntry{
+				{Actor: "p", Seq: "1", History: []dvTxn{{"x", 5}}, Folded: []dvTxn{}},
+				{Actor: "q", Seq: "3", Total: 5, Forgot: 1, History: []dvTxn{}, Folded: []dvTxn{}},
+			}, N: []dvEntry{}, Value: 10}
+			b, err := dvEncState(st)
+			if err != nil {
+				panic(err)
+			}
+			recP, err := ledger.Record{Txn: "x", Amount: 5, Writer: "p", At: dvT0.Add(-3 * time.Hour), Version: 1}.MarshalBinary()
+			if err != nil {
+				panic(err)
+			}
+			recQ, err := ledger.Record{Txn: "x", Amount: 5, Writer: "q", At: dvT0.Add(-30 * time.Minute), Version: 1}.MarshalBinary()
+			if err != nil {
+				panic(err)
+			}
+			return dvVector{Name: "retire: an actor is dated by its own records, not by another writer's",
+				Note:    "the key holds p's entry with x in its history (version 1) and q's entry past x (version 3, total 5), so x counts twice: both recorded x, each before reading the other's record, which SPEC.md 6.11's Limit leaves counted twice. p's record of x was made at -3:00, q's at -0:30 (q's was owed). c's first write dates p by the records of its newest transaction that name p: -3:00, so p is idle (RetireAfter one hour) and c retires it at once, its copy counted (retired total 5: it is recorded). Dated by q's record as well, p would look active for another half hour. q holds nothing: idle from then, retired two hours on",
+				Options: opts(1, 10, 10), Ledgers: dvLedgersABC, InitialSiblings: []dvSibling{{Value: hex.EncodeToString(b), State: st}},
+				Steps: []dvStep{
+					dvRecFaults(dvCredit("c", "y", 1), "x", dvSeed(recP, recQ)),
+					dvLedgerOp("value", "c"),
+					dvAtClock(dvCredit("c", "z", 1), later),
 					dvAtClock(dvLedgerOp("value", "c"), later),
 				}}
 		}(),
@@ -8678,7 +8721,7 @@ var dvMutants = []struct {
 		"driver_ledger", "retire: an idle writer whose copy is judged against a stale read is not retired"},
 	{"ledger/an actor dated by another writer's record", "6.9 RetireAfter: an actor is dated by the records of its newest transactions that name it",
 		"ledger/index.go", "if r.Writer == actor && r.At.After(at) {", "if r.At.After(at) {",
-		"driver_ledger", "retire: idle writers that share a transaction retire together"},
+		"driver_ledger", "retire: an actor is dated by its own records, not by another writer's"},
 	{"ledger/a copy that met another answered applied", "6.11 step 3: a call whose copy meets another writer's recorded copy is a duplicate, owner that writer",
 		"ledger/group.go", "if o := owners[i]; o != nil {", "if o := owners[i]; false && o != nil {",
 		"driver_ledger", "records: a copy landing next to another writer's recorded copy is a duplicate"},
