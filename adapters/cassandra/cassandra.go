@@ -89,7 +89,8 @@ type Options struct {
 	// RetryPolicy, when not nil, is set on every statement; otherwise the
 	// session's policy applies. Statements are idempotent, so a policy may
 	// resend them; it must neither answer gocql.Ignore nor lower a level
-	// (see CheckRetryPolicy, which New applies to this field only).
+	// (see CheckRetryPolicy, which New applies to this field only; an
+	// Ignore it did not ask about is taken as Rethrow).
 	RetryPolicy gocql.RetryPolicy
 
 	// ScanPageSize is the number of rows each page of Partitions.Scan
@@ -163,15 +164,64 @@ func overlaps(r, w gocql.Consistency) bool {
 // CheckRetryPolicy reports whether p may be used for the adapter's
 // statements, as Options.RetryPolicy or as the session's
 // ClusterConfig.RetryPolicy (which New cannot read back: check it
-// yourself). *gocql.DowngradingConsistencyRetryPolicy is refused: it
-// answers Ignore to some write timeouts (a write below its level reported
-// as applied) and retries reads at lower levels. A nil policy is fine. The
-// error wraps crdt.ErrInvalidConfig.
+// yourself). A policy must never answer gocql.Ignore, which the driver
+// turns into success (a write that timed out reported as applied, a read
+// that failed as no rows): CheckRetryPolicy asks p about every error a
+// statement's attempt can end with (write and read timeouts and failures
+// of every write type, unavailable, overloaded, no response, a closed
+// connection) and refuses a policy answering Ignore to one.
+// *gocql.DowngradingConsistencyRetryPolicy is refused too: it also retries
+// at lower levels. A nil policy is fine. The error wraps
+// crdt.ErrInvalidConfig.
 func CheckRetryPolicy(p gocql.RetryPolicy) error {
+	if p == nil {
+		return nil
+	}
 	if _, ok := p.(*gocql.DowngradingConsistencyRetryPolicy); ok {
 		return fmt.Errorf("%w: gocql.DowngradingConsistencyRetryPolicy ignores write timeouts and lowers consistency levels", crdt.ErrInvalidConfig)
 	}
+	for _, err := range attemptErrors() {
+		if p.GetRetryType(err) == gocql.Ignore {
+			return fmt.Errorf("%w: retry policy %T answers gocql.Ignore to %T (%v), which the driver reports as success", crdt.ErrInvalidConfig, p, err, err)
+		}
+	}
 	return nil
+}
+
+// attemptErrors are errors a statement's attempt can end with, as the
+// driver hands them to a retry policy: what CheckRetryPolicy asks about.
+func attemptErrors() []error {
+	var errs []error
+	for _, wt := range []string{"SIMPLE", "BATCH", "UNLOGGED_BATCH", "BATCH_LOG", "CAS", "COUNTER", "VIEW", "CDC"} {
+		for received := range 2 {
+			errs = append(errs,
+				&gocql.RequestErrWriteTimeout{Consistency: gocql.Quorum, Received: received, BlockFor: 2, WriteType: wt},
+				&gocql.RequestErrWriteFailure{Consistency: gocql.Quorum, Received: received, BlockFor: 2, NumFailures: 1, WriteType: wt})
+		}
+	}
+	for received := range 3 {
+		for _, present := range []byte{0, 1} {
+			errs = append(errs, &gocql.RequestErrReadTimeout{Consistency: gocql.Quorum, Received: received, BlockFor: 2, DataPresent: present},
+				&gocql.RequestErrReadFailure{Consistency: gocql.Quorum, Received: received, BlockFor: 2, NumFailures: 1, DataPresent: present != 0})
+		}
+	}
+	return append(errs,
+		&gocql.RequestErrUnavailable{Consistency: gocql.Quorum, Required: 2, Alive: 1},
+		&gocql.RequestErrOverloaded{}, &gocql.RequestErrBootstrapping{},
+		gocql.ErrTimeoutNoResponse, gocql.ErrConnectionClosed, gocql.ErrNoStreams,
+		context.DeadlineExceeded, context.Canceled)
+}
+
+// noIgnore is the policy set on the adapter's statements for
+// Options.RetryPolicy: the same answers, except that Ignore, for an error
+// CheckRetryPolicy did not ask about, becomes Rethrow.
+type noIgnore struct{ gocql.RetryPolicy }
+
+func (p noIgnore) GetRetryType(err error) gocql.RetryType {
+	if t := p.RetryPolicy.GetRetryType(err); t != gocql.Ignore {
+		return t
+	}
+	return gocql.Rethrow
 }
 
 // Table names, without prefix.
@@ -236,9 +286,12 @@ func newDB(session *gocql.Session, keyspace string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("%w: ScanPageSize %d out of 0..%d", crdt.ErrInvalidConfig, opts.ScanPageSize, maxPageRows)
 	}
 	db := &DB{session: session, keyspace: keyspace, tables: tables, cons: make(map[Op]gocql.Consistency),
-		retry: opts.RetryPolicy, pageSize: cmp.Or(opts.ScanPageSize, DefaultScanPageSize), now: opts.Now}
+		pageSize: cmp.Or(opts.ScanPageSize, DefaultScanPageSize), now: opts.Now}
 	if db.now == nil {
 		db.now = time.Now
+	}
+	if opts.RetryPolicy != nil {
+		db.retry = noIgnore{opts.RetryPolicy}
 	}
 	for op := OpSiblingsFetch; op < opEnd; op++ {
 		db.cons[op] = level(opts.Consistency, op)

@@ -1,8 +1,7 @@
 package cassandra
 
-// Review tests of how write outcomes are reported (see the review report).
-
 import (
+	"errors"
 	"testing"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -29,17 +28,14 @@ func (p *ignoreWriteTimeouts) GetRetryType(err error) gocql.RetryType {
 	return gocql.RetryNextHost
 }
 
-// TestReviewRetryPolicyIgnoreHidesAmbiguousWrite: gocql's query executor
+// TestRetryPolicyAnsweringIgnoreIsRefused: gocql's query executor
 // (query_executor.go, queryExecutor.do) turns a RetryType of Ignore into
-// iter.err = nil, so a write that timed out (outcome unknown, maybe not
-// applied) comes back from sessionSend as success (nil) and no sentinel
-// is ever produced. README.md says a policy "must never answer
-// gocql.Ignore", but CheckRetryPolicy (and so New) only refuses the exact
-// type *gocql.DowngradingConsistencyRetryPolicy: a wrapper around it, or
-// any other policy answering Ignore, is accepted. The policy's answer can
-// be probed without a server: GetRetryType is a pure function of the
-// error.
-func TestReviewRetryPolicyIgnoreHidesAmbiguousWrite(t *testing.T) {
+// iter.err = nil, so a write that timed out (outcome unknown) would come
+// back from sessionSend as success. CheckRetryPolicy (and so New) refuses
+// any policy answering Ignore to an attempt's error, not only the type
+// *gocql.DowngradingConsistencyRetryPolicy: here a wrapper around it, and
+// a policy of the user's own.
+func TestRetryPolicyAnsweringIgnoreIsRefused(t *testing.T) {
 	wt := &gocql.RequestErrWriteTimeout{Consistency: gocql.Quorum, Received: 1, BlockFor: 2, WriteType: "SIMPLE"}
 	down := &gocql.DowngradingConsistencyRetryPolicy{ConsistencyLevelsToTry: []gocql.Consistency{gocql.One}}
 	for name, p := range map[string]gocql.RetryPolicy{
@@ -54,4 +50,31 @@ func TestReviewRetryPolicyIgnoreHidesAmbiguousWrite(t *testing.T) {
 		_, err := newDB(nil, "ks", Options{RetryPolicy: p})
 		require.ErrorIs(t, err, crdt.ErrInvalidConfig, "%s: New accepts it", name)
 	}
+}
+
+// ignoreOdd answers Ignore only to an error CheckRetryPolicy does not ask
+// about.
+type ignoreOdd struct{ gocql.SimpleRetryPolicy }
+
+var errOdd = errors.New("odd")
+
+func (p *ignoreOdd) GetRetryType(err error) gocql.RetryType {
+	if err == errOdd {
+		return gocql.Ignore
+	}
+	return gocql.Rethrow
+}
+
+// TestRetryPolicyIgnoreBecomesRethrow: Options.RetryPolicy is set on the
+// statements behind a guard that answers Rethrow where the policy answers
+// Ignore, for errors the check did not ask about.
+func TestRetryPolicyIgnoreBecomesRethrow(t *testing.T) {
+	p := &ignoreOdd{gocql.SimpleRetryPolicy{NumRetries: 1}}
+	require.NoError(t, CheckRetryPolicy(p))
+	db, err := newDB(nil, "ks", Options{RetryPolicy: p})
+	require.NoError(t, err)
+	require.Equal(t, gocql.Ignore, p.GetRetryType(errOdd))
+	require.Equal(t, gocql.Rethrow, db.retry.GetRetryType(errOdd))
+	wt := &gocql.RequestErrWriteTimeout{WriteType: "SIMPLE"}
+	require.Equal(t, p.GetRetryType(wt), db.retry.GetRetryType(wt))
 }
