@@ -77,18 +77,27 @@ const (
 	maybeApplied
 	// fatal: retrying cannot help (misconfiguration, bad input).
 	fatal
-	// stale: Riak refused the request before applying it, and resending
-	// the same request would be refused again: the caller must read again
-	// (a fresh vclock) before writing. Not resent.
+	// refused: Riak refused the request. For a read that is all; a put
+	// may still land (see refusedMessages). Retryable.
+	refused
+	// stale: Riak refused the request, and resending the same request
+	// would be refused again: the caller must read again (a fresh vclock)
+	// before writing. Not resent. A put may still land, as for refused.
 	stale
 )
 
-// Riak error messages that mean a request was refused before any vnode
-// applied it.
+// Riak error messages that mean a request was refused. For a put they do
+// not prove that nothing landed: a node that forwards a put to a
+// coordinator on another node (one not in the key's preference list, or a
+// loaded one), and with retry_put_coordinator_failure (on by default) has
+// no answer from it within put_coordinator_failure_timeout (3 s), starts
+// the put again elsewhere without stopping the first, and answers with
+// the second's refusal while the first may apply.
 var refusedMessages = []string{"overload", "all_nodes_down", "insufficient_vnodes"}
 
-// Riak error messages that mean a write was refused before any vnode applied
-// it because of what is stored: the coordinating vnode refuses a put that
+// Riak error messages that mean a write was refused because of what is
+// stored (a put forwarded before may still land, as for refusedMessages):
+// the coordinating vnode refuses a put that
 // would leave more than max_siblings siblings ("{too_many_siblings,N}") or
 // an object, its siblings together, larger than max_object_size
 // ("{too_large,N}"; 50 MB by default, while one value is at most
@@ -171,7 +180,7 @@ func classify(err error) (outcome, error) {
 		}
 		switch {
 		case containsAny(msg, refusedMessages):
-			return notApplied, nil
+			return refused, nil
 		case containsAny(msg, staleMessages):
 			return stale, nil
 		case containsAny(msg, misconfiguredMessages):

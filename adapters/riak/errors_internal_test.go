@@ -31,8 +31,9 @@ func TestClassify(t *testing.T) {
 		{"pool exhausted", riakc.ErrConnMgrAllConnectionsInUse, notApplied, nil},
 		{"dial refused", wrap(&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}), notApplied, nil},
 		{"cannot write", wrap(riakc.ErrCannotWrite), notApplied, nil},
-		{"overload", wrap(riakErr("overload")), notApplied, nil},
-		{"insufficient vnodes", wrap(riakErr("{insufficient_vnodes,0,need,2}")), notApplied, nil},
+		{"overload", wrap(riakErr("overload")), refused, nil},
+		{"insufficient vnodes", wrap(riakErr("{insufficient_vnodes,0,need,2}")), refused, nil},
+		{"all nodes down", wrap(riakErr("all_nodes_down")), refused, nil},
 		{"read timeout", wrap(timeout), maybeApplied, nil},
 		{"EOF after send", wrap(io.EOF), maybeApplied, nil},
 		{"reset after send", wrap(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}), maybeApplied, nil},
@@ -46,7 +47,7 @@ func TestClassify(t *testing.T) {
 		// The driver nests ClientErrors: peel them all.
 		{"nested pool exhausted", wrap(riakc.ErrConnMgrAllConnectionsInUse), notApplied, nil},
 		{"doubly nested pool exhausted", wrap(wrap(riakc.ErrConnMgrAllConnectionsInUse)), notApplied, nil},
-		{"nested overload", wrap(wrap(riakErr("overload"))), notApplied, nil},
+		{"nested overload", wrap(wrap(riakErr("overload"))), refused, nil},
 		{"nested riak timeout", wrap(wrap(riakErr("timeout"))), maybeApplied, nil},
 		{"nested short read", wrap(riakc.ClientError{Errmsg: "[Connection] expected to read 4 bytes, only read: 0"}), maybeApplied, nil},
 

@@ -55,7 +55,7 @@ func execute(ctx context.Context, cl *riakc.Cluster, st settings, req request) (
 		if o == fatal {
 			return nil, &Error{Op: req.op, Key: req.key, Attempts: attempts, Kind: kind, Err: err}
 		}
-		if o == maybeApplied {
+		if o == maybeApplied || req.write && (o == refused || o == stale) {
 			maybe = true
 		}
 		if o == stale || ctx.Err() != nil {

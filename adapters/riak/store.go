@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 	"unicode"
@@ -162,10 +163,18 @@ var (
 // opts.AllowDefaultBucketType). Invalid options wrap crdt.ErrInvalidConfig
 // or crdt.ErrInvalidIdentifier. Build the cluster with NewCluster, or give
 // your own ExecutionAttempts = 1 and one command run first (see
-// NewCluster).
+// NewCluster): a cluster that resends commands by itself is refused
+// (crdt.ErrInvalidConfig), since the adapter would see only the last
+// attempt's error, which can say nothing landed when an earlier one did.
 func NewSiblings(ctx context.Context, cl *riakc.Cluster, opts Options) (*Siblings, error) {
 	if cl == nil {
 		return nil, fmt.Errorf("%w: nil cluster", crdt.ErrInvalidConfig)
+	}
+	switch n, ok := executionAttempts(cl); {
+	case !ok:
+		return nil, fmt.Errorf("%w: cannot tell how many times this riak-go-client's cluster sends a command (the adapter needs v1.7.0)", crdt.ErrInvalidConfig)
+	case n != 1:
+		return nil, fmt.Errorf("%w: the cluster sends each command up to %d times (ClusterOptions.ExecutionAttempts; 0 means the client's default, 3): build it with riak.NewCluster, or with ExecutionAttempts 1", crdt.ErrInvalidConfig, n)
 	}
 	st, err := opts.settings()
 	if err != nil {
@@ -329,4 +338,16 @@ func foreignSibling(contentType string, value []byte) []byte {
 		b = binary.BigEndian.AppendUint16(append(make([]byte, 0, 3+len(text)), 0xda), uint16(len(text)))
 	}
 	return append(b, text...)
+}
+
+// executionAttempts returns how many times cl sends a command
+// (ClusterOptions.ExecutionAttempts after its default), which
+// riak-go-client v1.7.0 keeps in an unexported field; false if this
+// version of the client has no such field.
+func executionAttempts(cl *riakc.Cluster) (int, bool) {
+	f := reflect.ValueOf(cl).Elem().FieldByName("executionAttempts")
+	if !f.IsValid() || f.Kind() != reflect.Uint8 {
+		return 0, false
+	}
+	return int(f.Uint()), true
 }

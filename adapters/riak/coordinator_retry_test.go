@@ -1,8 +1,5 @@
 package riak_test
 
-// Review tests of how the adapter reports a write that landed (see the
-// review report).
-
 import (
 	"context"
 	"net"
@@ -18,45 +15,34 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// TestReviewUserClusterDriverResendHidesLandedWrite: NewSiblings takes any
-// started *riakc.Cluster. One built with riak-go-client's own defaults
-// (ClusterOptions.ExecutionAttempts left 0, which NewCluster turns into
-// defaultExecutionAttempts = 3) resends a StoreValueCommand after any
-// error (cluster.go, Cluster.execute: "re-try due to error"), including a
-// read timeout after the request was sent. The adapter then sees only the
-// last attempt's error: here "overload", which classify maps to
-// notApplied, so Put reports crdt.ErrUnavailable although the first send
-// landed. The README asks users to set ExecutionAttempts 1, but nothing
-// checks it (the field is unexported, yet readable by reflection, and a
-// driver-side retry is observable only that way).
-func TestReviewUserClusterDriverResendHidesLandedWrite(t *testing.T) {
+// TestNewSiblingsRefusesDriverResends: riak-go-client's cluster resends
+// a command after any error when ExecutionAttempts is above 1 (its
+// default, for 0, is 3: cluster.go, Cluster.execute), also after a read
+// timeout on a put that landed. The adapter would see only the last
+// attempt's error, which can say nothing landed (a refused connection, a
+// node with no free connection), so NewSiblings refuses such a cluster,
+// and accepts one with ExecutionAttempts 1 (riak.NewCluster builds that).
+func TestNewSiblingsRefusesDriverResends(t *testing.T) {
 	srv := riaktest.Start(t)
 	require.NoError(t, srv.CreateBucketType(fakeType, riaktest.BucketTypeProps{AllowMult: true}))
-	node, err := riakc.NewNode(&riakc.NodeOptions{RemoteAddress: srv.Addr(), RequestTimeout: 300 * time.Millisecond})
-	require.NoError(t, err)
-	cl, err := riakc.NewCluster(&riakc.ClusterOptions{Nodes: []*riakc.Node{node}}) // the driver's defaults
-	require.NoError(t, err)
-	require.NoError(t, cl.Start())
-	t.Cleanup(func() { stopCluster(cl) })
-	require.NoError(t, cl.Execute(&riakc.PingCommand{}), "one command first, as README.md asks")
-
-	s, err := riak.NewSiblings(ctx, cl, riak.Options{BucketType: fakeType, Bucket: testBucket, RetryCount: riak.NoRetries})
-	if err != nil {
-		// Refusing such a cluster would be a fix too.
-		require.ErrorIs(t, err, crdt.ErrInvalidConfig)
-		return
+	for _, attempts := range []byte{0, 1, 2, 3} {
+		node, err := riakc.NewNode(&riakc.NodeOptions{RemoteAddress: srv.Addr(), RequestTimeout: 300 * time.Millisecond})
+		require.NoError(t, err)
+		cl, err := riakc.NewCluster(&riakc.ClusterOptions{Nodes: []*riakc.Node{node}, ExecutionAttempts: attempts})
+		require.NoError(t, err)
+		require.NoError(t, cl.Start())
+		t.Cleanup(func() { stopCluster(cl) })
+		require.NoError(t, cl.Execute(&riakc.PingCommand{}))
+		_, err = riak.NewSiblings(ctx, cl, riak.Options{BucketType: fakeType, Bucket: testBucket})
+		if attempts == 1 {
+			require.NoError(t, err)
+		} else {
+			require.ErrorIs(t, err, crdt.ErrInvalidConfig, "ExecutionAttempts %d", attempts)
+		}
 	}
-	srv.ResetRequests()
-	srv.InjectFault(riaktest.OpPut, riaktest.DropResponse, 1) // lands; the client's read times out
-	srv.InjectFault(riaktest.OpPut, riaktest.Refuse, 2)       // the driver's resends are refused
-	key := uniqueKey("driver-resend")
-	err = s.Put(ctx, key, "a", []byte("v"), nil)
-	require.Error(t, err)
-	// The premise: the driver sent the put three times, and the first landed.
-	require.Equal(t, int64(3), srv.Requests(riaktest.OpPut), "the driver resent the put by itself")
-	require.Len(t, srv.Values(fakeType, testBucket, key), 1, "the first send landed")
-	require.NotErrorIs(t, err, crdt.ErrUnavailable, "a landed write is reported as known not to have landed")
-	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	cl := newCluster(t, srv.Addr())
+	_, err := riak.NewSiblings(ctx, cl, riak.Options{BucketType: fakeType, Bucket: testBucket})
+	require.NoError(t, err, "riak.NewCluster's cluster")
 }
 
 // answerAfterApplyProxy relays Riak protocol-buffers requests to upstream
@@ -135,10 +121,10 @@ func answerAfterApplyProxy(t *testing.T, upstream, msg string) string {
 	return ln.Addr().String()
 }
 
-// TestReviewRefusalAfterCoordinatorRetry: classify takes "overload",
+// TestRefusalAfterCoordinatorRetryIsAmbiguous: classify took "overload",
 // "all_nodes_down" and "insufficient_vnodes" (notApplied) and
 // "too_many_siblings"/"too_large" (stale) to mean that no vnode applied
-// the put, and Put reports crdt.ErrUnavailable. That holds for one put
+// the put, and Put reported crdt.ErrUnavailable. That holds for one put
 // FSM, but Riak (2.1 and later, riak_kv_put_fsm.erl: make_ack_options,
 // monitor_remote_coordinator) forwards a put whose receiving node is not
 // in the preference list, or is loaded, to a coordinator on another node,
@@ -152,8 +138,10 @@ func answerAfterApplyProxy(t *testing.T, upstream, msg string) string {
 // {too_many_siblings, N}, ...) or from validate (insufficient_vnodes) or
 // coordinate_or_forward (all_nodes_down). The client then gets a refusal
 // for a put that landed. The proxy below plays that answer: the server
-// applies the put, and the client reads the refusal.
-func TestReviewRefusalAfterCoordinatorRetry(t *testing.T) {
+// applies the put, and the client reads the refusal, which a put now
+// reports as crdt.ErrAmbiguousWrite (a read's refusal stays
+// crdt.ErrUnavailable).
+func TestRefusalAfterCoordinatorRetryIsAmbiguous(t *testing.T) {
 	for _, msg := range []string{"overload", "all_nodes_down", "{insufficient_vnodes,2,need,3}", "{too_many_siblings,101}"} {
 		t.Run(msg, func(t *testing.T) {
 			srv, _ := fakeCluster(t)
@@ -167,4 +155,12 @@ func TestReviewRefusalAfterCoordinatorRetry(t *testing.T) {
 			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
 		})
 	}
+	t.Run("a refused read", func(t *testing.T) {
+		srv, cl := fakeCluster(t)
+		s := newStore(t, cl, riak.Options{RetryCount: riak.NoRetries})
+		srv.InjectFault(riaktest.OpGet, riaktest.Refuse, 1)
+		_, _, err := s.Fetch(context.Background(), uniqueKey("refused-read"))
+		require.ErrorIs(t, err, crdt.ErrUnavailable)
+		require.NotErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	})
 }
