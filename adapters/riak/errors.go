@@ -69,8 +69,8 @@ func (e *Error) Unwrap() []error {
 type outcome int
 
 const (
-	// notApplied: the request is known not to have taken effect (refused
-	// before sending, or refused by Riak before applying). Retryable.
+	// notApplied: the request is known not to have taken effect (it was
+	// not sent). Retryable.
 	notApplied outcome = iota
 	// maybeApplied: the request was sent and may have taken effect.
 	// Retryable for idempotent operations.
