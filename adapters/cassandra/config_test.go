@@ -333,6 +333,7 @@ func TestErrorMapping(t *testing.T) {
 		{invalidRequest("Rejected an oversized mutation (17000000/16777216) for keyspace: ks. Top keys are: t.k"), crdt.ErrTooLarge, crdt.ErrTooLarge},
 		{invalidRequest("unconfigured table counterkit_partitions"), crdt.ErrMisconfiguredStore, crdt.ErrMisconfiguredStore},
 		{gocql.ErrTooManyStmts, crdt.ErrTooLarge, crdt.ErrTooLarge},
+		{gocql.ErrFrameTooBig, crdt.ErrTooLarge, crdt.ErrTooLarge}, // a frame over 256 MiB: every retry fails alike
 		{errors.New("something new"), crdt.ErrAmbiguousWrite, crdt.ErrUnavailable},
 	}
 	sentinels := []error{crdt.ErrUnavailable, crdt.ErrAmbiguousWrite, crdt.ErrMisconfiguredStore, crdt.ErrTooLarge}

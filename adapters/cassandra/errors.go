@@ -94,7 +94,7 @@ func classify(err error, write bool) error {
 		errors.Is(err, gocql.ErrSessionClosed), errors.Is(err, gocql.ErrUnavailable),
 		is[*gocql.RequestErrReadTimeout](err), is[*gocql.RequestErrReadFailure](err):
 		return crdt.ErrUnavailable
-	case isTooLarge(err), errors.Is(err, gocql.ErrTooManyStmts):
+	case isTooLarge(err), errors.Is(err, gocql.ErrTooManyStmts), errors.Is(err, gocql.ErrFrameTooBig):
 		return crdt.ErrTooLarge
 	case is[*gocql.RequestErrSyntax](err), is[*gocql.RequestErrInvalid](err), is[*gocql.RequestErrConfig](err),
 		is[*gocql.RequestErrUnauthorized](err), is[*gocql.RequestErrCredentials](err),
