@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,12 @@ func runTallyErrScenario(st *errPartitions, upds []tcUpd, retries int, policy st
 	acked, reapplied, told = map[int]bool{}, map[int]int{}, map[int]string{}
 	for i, u := range upds {
 		clk.Advance(time.Millisecond)
+		if u.on == "gc" { // every mutator so far expires; a GC folds them
+			clk.Advance(cfg.Lifetime + cfg.Grace + time.Minute)
+			ms = map[string]*tally.Mutator[*tally.Sum]{}
+			_, _ = c.GC(ctx)
+			continue
+		}
 		m := get(u.on)
 		err := m.Update(ctx, add(u.amount))
 		for try := 0; err != nil && try < 3; try++ {
@@ -77,6 +84,12 @@ func runTallyErrScenario(st *errPartitions, upds []tcUpd, retries int, policy st
 			_ = m.Retry(ctx)
 		}
 	}
+	if upds[len(upds)-1].on == "gc" {
+		clk.Advance(cfg.Lifetime + cfg.Grace + time.Minute)
+		if _, err := c.GC(ctx); err != nil {
+			return acked, reapplied, told, 0, "gc: " + err.Error()
+		}
+	}
 	r, err := c.ReadComplete(ctx)
 	if err != nil {
 		return acked, reapplied, told, 0, "read: " + err.Error()
@@ -89,8 +102,9 @@ func TestErrorContractExploreTally(t *testing.T) {
 		t.Skip()
 	}
 	scenarios := map[string][]tcUpd{
-		"A,A,B": {{"A", 1}, {"A", 10}, {"B", 100}},
-		"A,B,A": {{"A", 1}, {"B", 10}, {"A", 100}},
+		"A,A,B":       {{"A", 1}, {"A", 10}, {"B", 100}},
+		"A,B,A":       {{"A", 1}, {"B", 10}, {"A", 100}},
+		"A,B,gc,C,gc": {{"A", 1}, {"B", 10}, {"gc", 0}, {"C", 100}, {"gc", 0}},
 	}
 	bad := map[string]int{}
 	runs := 0
@@ -113,6 +127,9 @@ func TestErrorContractExploreTally(t *testing.T) {
 									probs = append(probs, prob)
 								}
 								for i, u := range upds {
+									if u.on == "gc" {
+										continue
+									}
 									cnt := (v / u.amount) % 10
 									switch {
 									case prob != "":
@@ -131,7 +148,7 @@ func TestErrorContractExploreTally(t *testing.T) {
 								if len(probs) > 0 {
 									key := fmt.Sprintf("%s%s/retries=%d/%s/%s/apply=%v", map[bool]string{true: "SEVERE ", false: "info "}[severe], sname, retries, policy, k.name, apply)
 									bad[key]++
-									if bad[key] == 1 {
+									if bad[key] == 1 || os.Getenv("ERRC_ALL") != "" {
 										t.Logf("%s p=%d q=%d v=%d: %s\n  %s", key, p, q, v, strings.Join(probs, "; "), strings.Join(st.log, "\n  "))
 									}
 								}
