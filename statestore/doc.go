@@ -10,9 +10,10 @@
 //
 // # Caveats
 //
-// GCounter and PNCounter updates are not idempotent: after an error
-// wrapping crdt.ErrAmbiguousWrite, retry with Save and the state Update
-// returned, not with Update. Give each concurrent writer its own actor:
+// GCounter and PNCounter updates are not idempotent: after an error from
+// Update's write that does not wrap crdt.ErrUnavailable (Update returned
+// a state with it), retry with Save and that state, not with Update
+// (TestErrorContractExploreStatestore). Give each concurrent writer its own actor:
 // two writers updating as one actor lose an increment.
 //
 // Update counts on the store's read-your-writes (README.md, Assumptions):

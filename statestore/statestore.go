@@ -82,8 +82,9 @@ func save[T Counter[T]](ctx context.Context, s store.Siblings, key string, actor
 // Update loads the counter under key, applies fn to it as actor (for
 // example c.Increment(actor, 1)) and stores the result, superseding exactly
 // the siblings it loaded; if fn fails nothing is written. It returns the
-// state it tried to store: after an error wrapping crdt.ErrAmbiguousWrite,
-// re-send that with Save rather than calling Update again.
+// state it tried to store: after an error from the write that does not
+// wrap crdt.ErrUnavailable (it may have landed), re-send that with Save
+// rather than calling Update again.
 func Update[V any, T counterPtr[V, T]](ctx context.Context, s store.Siblings, key string, actor crdt.ActorID, fn func(T) error) (T, error) {
 	if err := actor.Validate(); err != nil {
 		return nil, fmt.Errorf("statestore: update %q: %w", key, err)

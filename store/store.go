@@ -27,10 +27,13 @@
 // A write that certainly did not take effect returns an error wrapping
 // crdt.ErrUnavailable. A write whose outcome is unknown (a timeout after
 // sending, a lost connection) returns an error wrapping
-// crdt.ErrAmbiguousWrite; callers treat every other error from a write as
-// ambiguous too. A malformed token wraps crdt.ErrCorruptEncoding, an
-// invalid key crdt.ErrInvalidKey, a value or batch over the limits
-// crdt.ErrTooLarge. Backends wrap driver errors so that
+// crdt.ErrAmbiguousWrite. A write refused for what it is, before anything
+// was written, returns crdt.ErrCorruptEncoding (a malformed token),
+// crdt.ErrInvalidKey (an invalid key) or crdt.ErrTooLarge (a value or
+// batch over the limits); a backend never returns these three for a write
+// that may have landed, reporting crdt.ErrAmbiguousWrite instead (say,
+// when an earlier attempt of its own timed out). Callers treat every other
+// error from a write as ambiguous. Backends wrap driver errors so that
 // errors.As still reaches the driver's type, and a done context's error so
 // that errors.Is(err, context.Canceled) holds.
 package store

@@ -52,11 +52,17 @@ func wrapWrite(op string, err error, attempts int, batchlog bool) error {
 
 // classifyWrite picks the sentinel for the error of a write that the
 // driver sent attempts times (Iter.Attempts). A "not applied" answer
-// (crdt.ErrUnavailable) is only trusted when it describes the write's only
-// attempt and no batchlog entry (batchlog: a LOGGED batch over several
-// partitions) can replay it; otherwise the write is ambiguous.
+// (crdt.ErrUnavailable) or a refusal for what the write is
+// (crdt.ErrTooLarge) is only trusted when it describes the write's only
+// attempt and, for "not applied", no batchlog entry (batchlog: a LOGGED
+// batch over several partitions) can replay it; otherwise the write is
+// ambiguous (package store, "Errors": a refusal for what it is means
+// nothing was written).
 func classifyWrite(err error, attempts int, batchlog bool) error {
 	kind := classify(err, true)
+	if kind == crdt.ErrTooLarge && attempts > 1 {
+		return crdt.ErrAmbiguousWrite // an earlier attempt, at another coordinator, may have landed
+	}
 	if kind != crdt.ErrUnavailable {
 		return kind
 	}

@@ -64,8 +64,13 @@ func TestClassifyWrite(t *testing.T) {
 		{"overloaded, batchlog", overloaded, 1, true, crdt.ErrAmbiguousWrite},
 		{"overloaded, single partition", overloaded, 1, false, crdt.ErrUnavailable},
 		{"unavailable, batchlog", unavailable, 1, true, crdt.ErrUnavailable},
-		// Refusals that are not "not applied" claims keep their sentinel.
-		{"batch too large after retry", invalidRequest("Batch too large"), 3, true, crdt.ErrTooLarge},
+		// A size refusal says nothing was written: trusted for one attempt
+		// only (another coordinator, with other thresholds, may have taken
+		// an earlier one).
+		{"batch too large", invalidRequest("Batch too large"), 1, true, crdt.ErrTooLarge},
+		{"batch too large after retry", invalidRequest("Batch too large"), 3, true, crdt.ErrAmbiguousWrite},
+		// A configuration refusal is not a "nothing written" claim: callers
+		// take it as ambiguous.
 		{"invalid after retry", invalidRequest("unconfigured table x"), 2, false, crdt.ErrMisconfiguredStore},
 		{"too many statements", gocql.ErrTooManyStmts, 0, true, crdt.ErrTooLarge},
 	}

@@ -46,16 +46,17 @@ func TestNewSiblingsRefusesDriverResends(t *testing.T) {
 }
 
 // answerAfterApplyProxy relays Riak protocol-buffers requests to upstream
-// and, for the first put, lets the server apply it and answers the client
-// with RpbErrorResp msg instead of the server's answer.
-func answerAfterApplyProxy(t *testing.T, upstream, msg string) string {
+// and, for the i-th put with a non-empty msgs[i], lets the server apply
+// it and answers the client with RpbErrorResp msgs[i] instead of the
+// server's answer.
+func answerAfterApplyProxy(t *testing.T, upstream string, msgs ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var conns []net.Conn
-	var once sync.Once
+	puts := 0
 	track := func(c net.Conn) {
 		mu.Lock()
 		conns = append(conns, c)
@@ -102,11 +103,16 @@ func answerAfterApplyProxy(t *testing.T, upstream, msg string) string {
 					if err != nil {
 						return
 					}
-					replace := false
+					msg := ""
 					if op == riaktest.OpPut {
-						once.Do(func() { replace = true })
+						mu.Lock()
+						if puts < len(msgs) {
+							msg = msgs[puts]
+						}
+						puts++
+						mu.Unlock()
 					}
-					if replace {
+					if msg != "" {
 						err = writePBError(client, msg)
 					} else {
 						_, err = client.Write(resp)
@@ -155,6 +161,19 @@ func TestRefusalAfterCoordinatorRetryIsAmbiguous(t *testing.T) {
 			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
 		})
 	}
+	t.Run("a corrupt vclock after an attempt in doubt", func(t *testing.T) {
+		// The first attempt lands and is answered with a timeout; Riak
+		// refuses the second's vclock: the write may have landed.
+		srv, _ := fakeCluster(t)
+		cl := newCluster(t, answerAfterApplyProxy(t, srv.Addr(), "timeout",
+			"Error processing incoming message: error:data_error:[{riak_object,decode_vclock,2,[]}]"))
+		s := newStore(t, cl, riak.Options{RetryCount: 1, RetryBackoff: time.Millisecond})
+		key := uniqueKey("vclock-after-doubt")
+		err := s.Put(context.Background(), key, "a", []byte("v"), nil)
+		require.NotEmpty(t, srv.Values(fakeType, testBucket, key), "the premise: the first put landed")
+		require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+		require.NotErrorIs(t, err, crdt.ErrCorruptEncoding)
+	})
 	t.Run("a refused read", func(t *testing.T) {
 		srv, cl := fakeCluster(t)
 		s := newStore(t, cl, riak.Options{RetryCount: riak.NoRetries})

@@ -53,6 +53,11 @@ func execute(ctx context.Context, cl *riakc.Cluster, st settings, req request) (
 		last = err
 		o, kind := classify(err)
 		if o == fatal {
+			if req.write && maybe {
+				// A refusal says nothing was written; an earlier attempt may
+				// have been (package store, "Errors").
+				kind = crdt.ErrAmbiguousWrite
+			}
 			return nil, &Error{Op: req.op, Key: req.key, Attempts: attempts, Kind: kind, Err: err}
 		}
 		if o == maybeApplied || req.write && (o == refused || o == stale) {

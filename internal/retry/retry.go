@@ -107,8 +107,8 @@ const (
 	// attempt may succeed.
 	Refused
 	// Invalid: the write was refused for what it is (too large, an
-	// invalid key, a malformed token) before anything was sent; another
-	// attempt would fare no better.
+	// invalid key, a malformed token), and nothing was written (package
+	// store, "Errors"); another attempt would fare no better.
 	Invalid
 	// Ambiguous: crdt.ErrAmbiguousWrite, or any other error (a done
 	// context, an error the store did not classify): it may have landed.
