@@ -110,7 +110,7 @@ func TestErrorContractExploreBalance(t *testing.T) {
 				acked[s.amount] = err == nil
 			}
 		}
-		st.setPlan(nil)
+		st.Set(nil)
 		for range 3 {
 			c.Add(11 * time.Minute)
 			if _, err := as[0].Merge(ctx, "a"); err != nil {
@@ -161,7 +161,7 @@ func TestErrorContractExploreBalance(t *testing.T) {
 				applied = append(applied, s)
 			}
 		}
-		st.setPlan(nil)
+		st.Set(nil)
 		if retry == "late" { // every transaction again, after the merges
 			for _, s := range applied {
 				if err := apply(s, 1-s.on); err != nil {
@@ -188,22 +188,25 @@ func TestErrorContractExploreBalance(t *testing.T) {
 		if _, v, prob := run(st0, "none"); v != -89 || prob != "" {
 			t.Fatalf("%s fault-free: %d %s", name, v, prob)
 		}
-		n := st0.writes()
+		n := st0.Writes()
 		bad := map[string]int{}
 		for _, retry := range []string{"none", "same", "other", "late"} {
 			for _, k := range errKinds {
 				for _, applyIt := range []bool{true, false} {
+					if applyIt && k.Refusal {
+						continue // a refusal is only for a write that did not land (package store, "Errors")
+					}
 					for p := 1; p <= n+2; p++ {
 						for q := p; q <= min(p+1, n+2); q++ {
 							st := newErrPartitions(memory.NewPartitions())
-							st.setPlan(map[int]injection{p: {applyIt, k.err}, q: {applyIt, k.err}})
+							st.Set(map[int]injection{p: {Apply: applyIt, Err: k.Err}, q: {Apply: applyIt, Err: k.Err}})
 							runs++
 							acked, v, prob := run(st, retry)
 							if probs := ecCheck(acked, v, prob); len(probs) > 0 {
-								key := fmt.Sprintf("%s/%s/%s/apply=%v", name, retry, k.name, applyIt)
+								key := fmt.Sprintf("%s/%s/%s/apply=%v", name, retry, k.Name, applyIt)
 								bad[key]++
 								if bad[key] == 1 {
-									t.Errorf("%s p=%d q=%d v=%d: %s\n  %s", key, p, q, v, strings.Join(probs, "; "), strings.Join(st.log, "\n  "))
+									t.Errorf("%s p=%d q=%d v=%d: %s\n  %s", key, p, q, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
 								}
 							}
 						}

@@ -124,7 +124,7 @@ func runBoundedScenario(t *testing.T, st *errSiblings, calls []ecCall, retry str
 			}
 		}
 	}
-	st.setPlan(nil)
+	st.Set(nil)
 	for _, c := range late {
 		for i := 0; i < 3; i++ {
 			if note(c.txn, do(as[other[c.on]], c)) {
@@ -172,14 +172,17 @@ func TestErrorContractExploreBounded(t *testing.T) {
 		for _, window := range []int{1, 0} {
 			st0 := newErrSiblings(memory.NewSiblings())
 			runBoundedScenario(t, st0, calls, "none", window)
-			n := st0.writes()
+			n := st0.Writes()
 			for _, retry := range []string{"none", "same", "other", "restart", "late"} {
 				for _, k := range errKinds {
 					for _, apply := range []bool{true, false} {
+						if apply && k.Refusal {
+							continue // a refusal is only for a write that did not land (package store, "Errors")
+						}
 						for p := 1; p <= n+2; p++ {
 							for q := p; q <= min(p+1, n+2); q++ {
 								st := newErrSiblings(memory.NewSiblings())
-								st.setPlan(map[int]injection{p: {apply, k.err}, q: {apply, k.err}})
+								st.Set(map[int]injection{p: {Apply: apply, Err: k.Err}, q: {Apply: apply, Err: k.Err}})
 								runs++
 								out, counts, v, stuck := runBoundedScenario(t, st, calls, retry, window)
 								var probs []string
@@ -203,10 +206,10 @@ func TestErrorContractExploreBounded(t *testing.T) {
 									severe = severe || !strings.HasPrefix(p, "info: ")
 								}
 								if len(probs) > 0 {
-									key := fmt.Sprintf("%s%s/window=%d/%s/%s/apply=%v", map[bool]string{true: "SEVERE ", false: "info "}[severe], sname, window, retry, k.name, apply)
+									key := fmt.Sprintf("%s%s/window=%d/%s/%s/apply=%v", map[bool]string{true: "SEVERE ", false: "info "}[severe], sname, window, retry, k.Name, apply)
 									bad[key]++
 									if bad[key] == 1 {
-										t.Logf("%s p=%d q=%d v=%d: %s\n  %s", key, p, q, v, strings.Join(probs, "; "), strings.Join(st.log, "\n  "))
+										t.Logf("%s p=%d q=%d v=%d: %s\n  %s", key, p, q, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
 									}
 								}
 							}

@@ -129,7 +129,7 @@ func TestErrorContractExploreLedgerVariants(t *testing.T) {
 			}
 			acked[c.txn] = err == nil
 		}
-		st.setPlan(nil)
+		st.Set(nil)
 		var err error
 		for range 3 {
 			if err = d.settle(ctx); err == nil {
@@ -157,15 +157,18 @@ func TestErrorContractExploreLedgerVariants(t *testing.T) {
 		if _, _, counts, prob := run(t, mk, st0, "none"); prob != "" || counts["t4"] != 1 {
 			t.Fatalf("%s fault-free: %v %s", name, counts, prob)
 		}
-		n := st0.writes()
+		n := st0.Writes()
 		bad := map[string]int{}
 		for _, retry := range []string{"none", "same", "other"} {
 			for _, k := range errKinds {
 				for _, apply := range []bool{true, false} {
+					if apply && k.Refusal {
+						continue // a refusal is only for a write that did not land (package store, "Errors")
+					}
 					for p := 1; p <= n+2; p++ {
 						for q := p; q <= min(p+1, n+2); q++ {
 							st := newErrSiblings(memory.NewSiblings())
-							st.setPlan(map[int]injection{p: {apply, k.err}, q: {apply, k.err}})
+							st.Set(map[int]injection{p: {Apply: apply, Err: k.Err}, q: {Apply: apply, Err: k.Err}})
 							runs++
 							acked, definite, counts, prob := run(t, mk, st, retry)
 							var probs []string
@@ -184,10 +187,10 @@ func TestErrorContractExploreLedgerVariants(t *testing.T) {
 								}
 							}
 							if len(probs) > 0 {
-								key := fmt.Sprintf("%s %s/%s/%s/apply=%v", map[bool]string{true: "SEVERE", false: "info"}[severe], name, retry, k.name, apply)
+								key := fmt.Sprintf("%s %s/%s/%s/apply=%v", map[bool]string{true: "SEVERE", false: "info"}[severe], name, retry, k.Name, apply)
 								bad[key]++
 								if bad[key] == 1 {
-									t.Logf("%s p=%d q=%d: %s\n  %s", key, p, q, strings.Join(probs, "; "), strings.Join(st.log, "\n  "))
+									t.Logf("%s p=%d q=%d: %s\n  %s", key, p, q, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
 								}
 							}
 						}

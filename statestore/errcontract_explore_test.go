@@ -16,10 +16,13 @@ import (
 
 // TestErrorContractExploreStatestore: increments by actors a and b, each
 // write possibly landed or not and answered with each error kind; the
-// caller follows the store contract ("every other error is ambiguous"):
-// after any error from Update it re-sends the returned state with Save
-// (statestore doc, "Caveats"), and after an error from Save it saves
-// again. Every acknowledged increment counts once, none twice.
+// caller follows the package doc ("Caveats"): after an error from the
+// write of Update but crdt.ErrUnavailable it re-sends the returned state
+// with Save, and after an error from Save it saves again. Every
+// acknowledged increment counts once, none twice. A caller that calls
+// Update again after an error that may hide a landed write (anything but
+// ErrAmbiguousWrite, as the doc said before) counts twice, and the checks
+// find it.
 func TestErrorContractExploreStatestore(t *testing.T) {
 	type inc struct {
 		actor crdt.ActorID
@@ -42,9 +45,13 @@ func TestErrorContractExploreStatestore(t *testing.T) {
 					continue
 				}
 				switch retry {
-				case "save": // the contract: any error may have landed
-					err = statestore.Save(ctx, st, "k", u.actor, c)
-				case "doc": // Save only after ErrAmbiguousWrite, else Update again
+				case "save": // the doc: any error but unavailable may have landed
+					if errors.Is(err, crdt.ErrUnavailable) {
+						c, err = statestore.Update[gcounter.Counter](ctx, st, "k", u.actor, func(c *gcounter.Counter) error { return c.Increment(u.actor, u.n) })
+					} else {
+						err = statestore.Save(ctx, st, "k", u.actor, c)
+					}
+				case "update": // Save only after ErrAmbiguousWrite, else Update again
 					if errors.Is(err, crdt.ErrAmbiguousWrite) {
 						err = statestore.Save(ctx, st, "k", u.actor, c)
 					} else {
@@ -54,7 +61,7 @@ func TestErrorContractExploreStatestore(t *testing.T) {
 			}
 			acked[i] = err == nil
 		}
-		st.setPlan(nil)
+		st.Set(nil)
 		c, err := statestore.Load[gcounter.Counter](ctx, st, "k")
 		if err != nil {
 			return acked, 0, err.Error()
@@ -66,14 +73,17 @@ func TestErrorContractExploreStatestore(t *testing.T) {
 	for sname, incs := range scenarios {
 		st0 := newErrSiblings(memory.NewSiblings())
 		run(st0, incs, "save")
-		n := st0.writes()
-		for _, retry := range []string{"save", "doc"} {
+		n := st0.Writes()
+		for _, retry := range []string{"save", "update"} {
 			for _, k := range errKinds {
 				for _, apply := range []bool{true, false} {
+					if apply && k.Refusal {
+						continue // a refusal is only for a write that did not land (package store, "Errors")
+					}
 					for p := 1; p <= n+2; p++ {
 						for q := p; q <= min(p+1, n+2); q++ {
 							st := newErrSiblings(memory.NewSiblings())
-							st.setPlan(map[int]injection{p: {apply, k.err}, q: {apply, k.err}})
+							st.Set(map[int]injection{p: {Apply: apply, Err: k.Err}, q: {Apply: apply, Err: k.Err}})
 							runs++
 							acked, v, prob := run(st, incs, retry)
 							var probs []string
@@ -87,10 +97,10 @@ func TestErrorContractExploreStatestore(t *testing.T) {
 								}
 							}
 							if len(probs) > 0 {
-								key := fmt.Sprintf("%s/%s/%s/apply=%v", sname, retry, k.name, apply)
+								key := fmt.Sprintf("%s/%s/%s/apply=%v", sname, retry, k.Name, apply)
 								bad[key]++
 								if bad[key] == 1 {
-									t.Logf("%s p=%d q=%d v=%d: %s\n  %s", key, p, q, v, strings.Join(probs, "; "), strings.Join(st.log, "\n  "))
+									t.Logf("%s p=%d q=%d v=%d: %s\n  %s", key, p, q, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
 								}
 							}
 						}
@@ -100,11 +110,16 @@ func TestErrorContractExploreStatestore(t *testing.T) {
 		}
 	}
 	t.Logf("runs %d, bad groups %d", runs, len(bad))
+	caught := 0
 	for k, v := range bad {
 		if strings.Contains(k, "/save/") {
 			t.Errorf("%s: %d runs", k, v)
 		} else {
-			t.Logf("caller not following the store contract: %s: %d runs", k, v)
+			caught++
+			t.Logf("caller not following the doc: %s: %d runs", k, v)
 		}
+	}
+	if caught == 0 {
+		t.Error("the checks found nothing wrong with a caller calling Update again after an error that may hide a landed write")
 	}
 }

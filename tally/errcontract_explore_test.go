@@ -78,7 +78,7 @@ func runTallyErrScenario(st *errPartitions, upds []tcUpd, retries int, policy st
 			told[i] = "" // left unresolved: 0 or 1
 		}
 	}
-	st.setPlan(nil)
+	st.Set(nil)
 	for _, m := range ms {
 		if m.Unresolved() {
 			_ = m.Retry(ctx)
@@ -112,14 +112,17 @@ func TestErrorContractExploreTally(t *testing.T) {
 		for _, retries := range []int{-1, 0} {
 			st0 := newErrPartitions(memory.NewPartitions())
 			runTallyErrScenario(st0, upds, retries, "none")
-			n := st0.writes()
+			n := st0.Writes()
 			for _, policy := range []string{"none", "same", "restart"} {
 				for _, k := range errKinds {
 					for _, apply := range []bool{true, false} {
+						if apply && k.Refusal {
+							continue // a refusal is only for a write that did not land (package store, "Errors")
+						}
 						for p := 1; p <= n+2; p++ {
 							for q := p; q <= min(p+1, n+2); q++ {
 								st := newErrPartitions(memory.NewPartitions())
-								st.setPlan(map[int]injection{p: {apply, k.err}, q: {apply, k.err}})
+								st.Set(map[int]injection{p: {Apply: apply, Err: k.Err}, q: {Apply: apply, Err: k.Err}})
 								runs++
 								acked, reapplied, told, v, prob := runTallyErrScenario(st, upds, retries, policy)
 								var probs []string
@@ -146,10 +149,10 @@ func TestErrorContractExploreTally(t *testing.T) {
 									severe = severe || !strings.HasPrefix(p, "info: ")
 								}
 								if len(probs) > 0 {
-									key := fmt.Sprintf("%s%s/retries=%d/%s/%s/apply=%v", map[bool]string{true: "SEVERE ", false: "info "}[severe], sname, retries, policy, k.name, apply)
+									key := fmt.Sprintf("%s%s/retries=%d/%s/%s/apply=%v", map[bool]string{true: "SEVERE ", false: "info "}[severe], sname, retries, policy, k.Name, apply)
 									bad[key]++
 									if bad[key] == 1 || os.Getenv("ERRC_ALL") != "" {
-										t.Logf("%s p=%d q=%d v=%d: %s\n  %s", key, p, q, v, strings.Join(probs, "; "), strings.Join(st.log, "\n  "))
+										t.Logf("%s p=%d q=%d v=%d: %s\n  %s", key, p, q, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
 									}
 								}
 							}

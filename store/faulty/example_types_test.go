@@ -221,3 +221,55 @@ func ExampleSiblings() {
 	// true false
 	// false true
 }
+
+// A Plan numbers the writes through a wrapper and answers the ones it
+// lists: the second lands and loses its acknowledgement to a done
+// context; the third is refused for what it is, and nothing is written.
+func ExamplePlan() {
+	ctx := context.Background()
+	inner := memory.NewSiblings()
+	plan := faulty.NewPlan(map[int]faulty.Answer{
+		2: {Apply: true, Err: context.DeadlineExceeded},
+		3: {Err: fmt.Errorf("value refused: %w", crdt.ErrTooLarge)},
+	})
+	s := faulty.NewSiblings(inner, faulty.Options{Hook: plan.Hook})
+	for _, key := range []string{"a", "b", "c"} {
+		err := s.Put(ctx, key, "w", []byte("v"), nil)
+		fmt.Println(key, err, inner.Count(key))
+	}
+	fmt.Println(plan.Writes(), strings.Join(plan.Log(), "\n"))
+	// Output:
+	// a <nil> 1
+	// b context deadline exceeded 1
+	// c value refused: counterkit: state exceeds size limit 0
+	// 3 #1 Put "a" #1
+	// #2 Put "b" #2 [apply=true err=context deadline exceeded]
+	// #3 Put "c" #3 [apply=false err=value refused: counterkit: state exceeds size limit]
+}
+
+// An Answer with Apply set lands the write before its error is returned.
+func ExampleAnswer() {
+	ctx := context.Background()
+	inner := memory.NewSiblings()
+	plan := faulty.NewPlan(map[int]faulty.Answer{1: {Apply: true, Err: errors.New("connection reset")}})
+	err := faulty.NewSiblings(inner, faulty.Options{Hook: plan.Hook}).Put(ctx, "k", "w", []byte("v"), nil)
+	fmt.Println(err, inner.Count("k"))
+	// Output: connection reset 1
+}
+
+// WriteErrors lists the errors a test can give a write; a Refusal is
+// given only to a write that did not land.
+func ExampleWriteError() {
+	for _, e := range faulty.WriteErrors {
+		fmt.Println(e.Name, e.Refusal)
+	}
+	// Output:
+	// too-large true
+	// corrupt true
+	// invalid-key true
+	// misconfigured false
+	// deadline false
+	// canceled false
+	// unclassified false
+	// ambiguous false
+}

@@ -7,7 +7,8 @@
 // A Policy (Seeded, Script, or any func(Call) Fault) decides the Fault of
 // each Call, and a Hook runs before and after every call, so that an
 // interleaving test can park a goroutine at every store call, or fail a
-// call before it happens or after it took effect.
+// call before it happens or after it took effect; a Plan is such a Hook,
+// answering chosen writes with chosen errors (WriteErrors).
 //
 // # What each fault does
 //

@@ -1,0 +1,109 @@
+package faulty
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// An Answer is how a Plan answers one write: with Err, after applying the
+// write (Apply: a lost acknowledgement) or instead of it.
+type Answer struct {
+	Apply bool
+	Err   error
+}
+
+// A Plan is a Hook (Options.Hook: plan.Hook) that numbers the writes
+// through a wrapper (Put, Delete, Apply) from 1, in the order they start,
+// and answers those Answers lists, so that a test can give any write any
+// error. It is safe for concurrent use.
+type Plan struct {
+	mu      sync.Mutex
+	answers map[int]Answer
+	writes  int
+	byCall  map[uint64]int // a running write's number, by Call.N
+	log     []string
+}
+
+// NewPlan returns a Plan answering the writes of answers.
+func NewPlan(answers map[int]Answer) *Plan {
+	return &Plan{answers: answers, byCall: map[uint64]int{}}
+}
+
+// Set replaces the answers, for the writes from the next one on (the
+// numbering goes on).
+func (p *Plan) Set(answers map[int]Answer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.answers = answers
+}
+
+// Hook is the Plan's Hook.
+func (p *Plan) Hook(_ context.Context, c Call, after bool) error {
+	if IsRead(c.Method) {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if after {
+		n := p.byCall[c.N]
+		delete(p.byCall, c.N)
+		if a, ok := p.answers[n]; ok && a.Apply {
+			return a.Err
+		}
+		return nil
+	}
+	p.writes++
+	n := p.writes
+	a, ok := p.answers[n]
+	line := fmt.Sprintf("#%d %v", n, c)
+	if ok {
+		line += fmt.Sprintf(" [apply=%v err=%v]", a.Apply, a.Err)
+	}
+	p.log = append(p.log, line)
+	if ok && !a.Apply {
+		return a.Err
+	}
+	p.byCall[c.N] = n
+	return nil
+}
+
+// Writes returns how many writes have started.
+func (p *Plan) Writes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.writes
+}
+
+// Log returns one line per write: its number, its call, and its Answer.
+func (p *Plan) Log() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.log...)
+}
+
+// A WriteError is an error a store may answer a write with.
+type WriteError struct {
+	Name string
+	Err  error
+	// Refusal: a refusal of the write for what it is, which a store
+	// returns only when nothing was written (package store, "Errors").
+	Refusal bool
+}
+
+// WriteErrors are the kinds of error a write can end with, besides
+// crdt.ErrUnavailable: the refusals of the input, and errors a caller must
+// take as ambiguous (the write may have landed).
+var WriteErrors = []WriteError{
+	{"too-large", fmt.Errorf("faulty: injected size refusal: %w", crdt.ErrTooLarge), true},
+	{"corrupt", fmt.Errorf("faulty: injected token refusal: %w", crdt.ErrCorruptEncoding), true},
+	{"invalid-key", fmt.Errorf("faulty: injected key refusal: %w", crdt.ErrInvalidKey), true},
+	{"misconfigured", fmt.Errorf("faulty: injected configuration refusal: %w", crdt.ErrMisconfiguredStore), false},
+	{"deadline", context.DeadlineExceeded, false},
+	{"canceled", context.Canceled, false},
+	{"unclassified", errors.New("faulty: injected unclassified error"), false},
+	{"ambiguous", fmt.Errorf("faulty: injected: %w", crdt.ErrAmbiguousWrite), false},
+}
