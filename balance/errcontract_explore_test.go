@@ -10,6 +10,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/timeid"
 )
 
@@ -191,25 +192,16 @@ func TestErrorContractExploreBalance(t *testing.T) {
 		n := st0.Writes()
 		bad := map[string]int{}
 		for _, retry := range []string{"none", "same", "other", "late"} {
-			for _, k := range errKinds {
-				for _, applyIt := range []bool{true, false} {
-					if applyIt && k.Refusal {
-						continue // a refusal is only for a write that did not land (package store, "Errors")
-					}
-					for p := 1; p <= n+2; p++ {
-						for q := p; q <= min(p+1, n+2); q++ {
-							st := newErrPartitions(memory.NewPartitions())
-							st.Set(map[int]injection{p: {Apply: applyIt, Err: k.Err}, q: {Apply: applyIt, Err: k.Err}})
-							runs++
-							acked, v, prob := run(st, retry)
-							if probs := ecCheck(acked, v, prob); len(probs) > 0 {
-								key := fmt.Sprintf("%s/%s/%s/apply=%v", name, retry, k.Name, applyIt)
-								bad[key]++
-								if bad[key] == 1 {
-									t.Errorf("%s p=%d q=%d v=%d: %s\n  %s", key, p, q, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
-								}
-							}
-						}
+			for _, tr := range faulty.Trials(n, false) {
+				st := newErrPartitions(memory.NewPartitions())
+				st.Set(tr.Answers())
+				runs++
+				acked, v, prob := run(st, retry)
+				if probs := ecCheck(acked, v, prob); len(probs) > 0 {
+					key := fmt.Sprintf("%s/%s/%s/apply=%v", name, retry, tr.Kind.Name, tr.Apply)
+					bad[key]++
+					if bad[key] == 1 {
+						t.Errorf("%s %v v=%d: %s\n  %s", key, tr, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
 					}
 				}
 			}

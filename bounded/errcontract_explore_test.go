@@ -11,6 +11,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store/faulty"
 )
 
 type ecCall struct {
@@ -174,45 +175,36 @@ func TestErrorContractExploreBounded(t *testing.T) {
 			runBoundedScenario(t, st0, calls, "none", window)
 			n := st0.Writes()
 			for _, retry := range []string{"none", "same", "other", "restart", "late"} {
-				for _, k := range errKinds {
-					for _, apply := range []bool{true, false} {
-						if apply && k.Refusal {
-							continue // a refusal is only for a write that did not land (package store, "Errors")
+				for _, tr := range faulty.Trials(n, false) {
+					st := newErrSiblings(memory.NewSiblings())
+					st.Set(tr.Answers())
+					runs++
+					out, counts, v, stuck := runBoundedScenario(t, st, calls, retry, window)
+					var probs []string
+					if stuck != "" {
+						probs = append(probs, stuck)
+					}
+					for _, c := range calls {
+						o, cnt := out[c.txn], counts[c.txn]
+						switch {
+						case counts == nil:
+						case o.acked && cnt != 1:
+							probs = append(probs, fmt.Sprintf("%s acked, counted %d", c.txn, cnt))
+						case cnt > 1:
+							probs = append(probs, fmt.Sprintf("%s counted %d", c.txn, cnt))
+						case !o.acked && cnt == 1 && o.definite && retry == "none":
+							probs = append(probs, "info: "+fmt.Sprintf("%s told definite (%s), counted 1", c.txn, o.errs[len(o.errs)-1]))
 						}
-						for p := 1; p <= n+2; p++ {
-							for q := p; q <= min(p+1, n+2); q++ {
-								st := newErrSiblings(memory.NewSiblings())
-								st.Set(map[int]injection{p: {Apply: apply, Err: k.Err}, q: {Apply: apply, Err: k.Err}})
-								runs++
-								out, counts, v, stuck := runBoundedScenario(t, st, calls, retry, window)
-								var probs []string
-								if stuck != "" {
-									probs = append(probs, stuck)
-								}
-								for _, c := range calls {
-									o, cnt := out[c.txn], counts[c.txn]
-									switch {
-									case counts == nil:
-									case o.acked && cnt != 1:
-										probs = append(probs, fmt.Sprintf("%s acked, counted %d", c.txn, cnt))
-									case cnt > 1:
-										probs = append(probs, fmt.Sprintf("%s counted %d", c.txn, cnt))
-									case !o.acked && cnt == 1 && o.definite && retry == "none":
-										probs = append(probs, "info: "+fmt.Sprintf("%s told definite (%s), counted 1", c.txn, o.errs[len(o.errs)-1]))
-									}
-								}
-								severe := false
-								for _, p := range probs {
-									severe = severe || !strings.HasPrefix(p, "info: ")
-								}
-								if len(probs) > 0 {
-									key := fmt.Sprintf("%s%s/window=%d/%s/%s/apply=%v", map[bool]string{true: "SEVERE ", false: "info "}[severe], sname, window, retry, k.Name, apply)
-									bad[key]++
-									if bad[key] == 1 {
-										t.Logf("%s p=%d q=%d v=%d: %s\n  %s", key, p, q, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
-									}
-								}
-							}
+					}
+					severe := false
+					for _, p := range probs {
+						severe = severe || !strings.HasPrefix(p, "info: ")
+					}
+					if len(probs) > 0 {
+						key := fmt.Sprintf("%s%s/window=%d/%s/%s/apply=%v", map[bool]string{true: "SEVERE ", false: "info "}[severe], sname, window, retry, tr.Kind.Name, tr.Apply)
+						bad[key]++
+						if bad[key] == 1 {
+							t.Logf("%s %v v=%d: %s\n  %s", key, tr, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
 						}
 					}
 				}

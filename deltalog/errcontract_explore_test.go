@@ -9,6 +9,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/timeid"
 )
 
@@ -95,35 +96,26 @@ func TestErrorContractExploreDeltalog(t *testing.T) {
 	runs := 0
 	bad := map[string]int{}
 	for _, retry := range []string{"none", "same", "other"} {
-		for _, k := range errKinds {
-			for _, apply := range []bool{true, false} {
-				if apply && k.Refusal {
-					continue // a refusal is only for a write that did not land (package store, "Errors")
+		for _, tr := range faulty.Trials(n, false) {
+			st := newErrPartitions(memory.NewPartitions())
+			st.Set(tr.Answers())
+			runs++
+			acked, v, prob := run(st, retry)
+			var probs []string
+			if prob != "" {
+				probs = append(probs, prob)
+			}
+			for _, d := range []int64{1, 10, 100} {
+				cnt := (v / d) % 10
+				if acked[d] && cnt != 1 || cnt > 1 {
+					probs = append(probs, fmt.Sprintf("add %d (acked %v) counted %d", d, acked[d], cnt))
 				}
-				for p := 1; p <= n+2; p++ {
-					for q := p; q <= min(p+1, n+2); q++ {
-						st := newErrPartitions(memory.NewPartitions())
-						st.Set(map[int]injection{p: {Apply: apply, Err: k.Err}, q: {Apply: apply, Err: k.Err}})
-						runs++
-						acked, v, prob := run(st, retry)
-						var probs []string
-						if prob != "" {
-							probs = append(probs, prob)
-						}
-						for _, d := range []int64{1, 10, 100} {
-							cnt := (v / d) % 10
-							if acked[d] && cnt != 1 || cnt > 1 {
-								probs = append(probs, fmt.Sprintf("add %d (acked %v) counted %d", d, acked[d], cnt))
-							}
-						}
-						if len(probs) > 0 {
-							key := fmt.Sprintf("%s/%s/apply=%v", retry, k.Name, apply)
-							bad[key]++
-							if bad[key] == 1 {
-								t.Errorf("%s p=%d q=%d v=%d: %s\n  %s", key, p, q, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
-							}
-						}
-					}
+			}
+			if len(probs) > 0 {
+				key := fmt.Sprintf("%s/%s/apply=%v", retry, tr.Kind.Name, tr.Apply)
+				bad[key]++
+				if bad[key] == 1 {
+					t.Errorf("%s %v v=%d: %s\n  %s", key, tr, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
 				}
 			}
 		}

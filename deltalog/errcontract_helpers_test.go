@@ -5,11 +5,6 @@ import (
 	"github.com/counterkit/counterkit/store/faulty"
 )
 
-// errKinds are the errors a test answers a write with.
-var errKinds = faulty.WriteErrors
-
-type injection = faulty.Answer
-
 // errPartitions is a store whose writes a faulty.Plan answers: its Set
 // chooses the error of each write by number, from 1.
 type errPartitions struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store/faulty"
 )
 
 // ecDriver is a ledger variant seen as the caller uses it: update a key
@@ -160,40 +161,31 @@ func TestErrorContractExploreLedgerVariants(t *testing.T) {
 		n := st0.Writes()
 		bad := map[string]int{}
 		for _, retry := range []string{"none", "same", "other"} {
-			for _, k := range errKinds {
-				for _, apply := range []bool{true, false} {
-					if apply && k.Refusal {
-						continue // a refusal is only for a write that did not land (package store, "Errors")
+			for _, tr := range faulty.Trials(n, false) {
+				st := newErrSiblings(memory.NewSiblings())
+				st.Set(tr.Answers())
+				runs++
+				acked, definite, counts, prob := run(t, mk, st, retry)
+				var probs []string
+				if prob != "" {
+					probs = append(probs, prob)
+				}
+				severe := prob != ""
+				for _, c := range calls {
+					switch cnt := counts[c.txn]; {
+					case counts == nil:
+					case acked[c.txn] && cnt != 1 || cnt > 1:
+						probs = append(probs, fmt.Sprintf("%s (acked %v) counted %d", c.txn, acked[c.txn], cnt))
+						severe = true
+					case !acked[c.txn] && definite[c.txn] && cnt == 1 && retry == "none":
+						probs = append(probs, fmt.Sprintf("info: %s told definite, counted 1", c.txn))
 					}
-					for p := 1; p <= n+2; p++ {
-						for q := p; q <= min(p+1, n+2); q++ {
-							st := newErrSiblings(memory.NewSiblings())
-							st.Set(map[int]injection{p: {Apply: apply, Err: k.Err}, q: {Apply: apply, Err: k.Err}})
-							runs++
-							acked, definite, counts, prob := run(t, mk, st, retry)
-							var probs []string
-							if prob != "" {
-								probs = append(probs, prob)
-							}
-							severe := prob != ""
-							for _, c := range calls {
-								switch cnt := counts[c.txn]; {
-								case counts == nil:
-								case acked[c.txn] && cnt != 1 || cnt > 1:
-									probs = append(probs, fmt.Sprintf("%s (acked %v) counted %d", c.txn, acked[c.txn], cnt))
-									severe = true
-								case !acked[c.txn] && definite[c.txn] && cnt == 1 && retry == "none":
-									probs = append(probs, fmt.Sprintf("info: %s told definite, counted 1", c.txn))
-								}
-							}
-							if len(probs) > 0 {
-								key := fmt.Sprintf("%s %s/%s/%s/apply=%v", map[bool]string{true: "SEVERE", false: "info"}[severe], name, retry, k.Name, apply)
-								bad[key]++
-								if bad[key] == 1 {
-									t.Logf("%s p=%d q=%d: %s\n  %s", key, p, q, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
-								}
-							}
-						}
+				}
+				if len(probs) > 0 {
+					key := fmt.Sprintf("%s %s/%s/%s/apply=%v", map[bool]string{true: "SEVERE", false: "info"}[severe], name, retry, tr.Kind.Name, tr.Apply)
+					bad[key]++
+					if bad[key] == 1 {
+						t.Logf("%s %v: %s\n  %s", key, tr, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
 					}
 				}
 			}

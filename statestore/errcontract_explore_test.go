@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/statestore"
+	"github.com/counterkit/counterkit/store/faulty"
 )
 
 // TestErrorContractExploreStatestore: increments by actors a and b, each
@@ -75,35 +76,26 @@ func TestErrorContractExploreStatestore(t *testing.T) {
 		run(st0, incs, "save")
 		n := st0.Writes()
 		for _, retry := range []string{"save", "update"} {
-			for _, k := range errKinds {
-				for _, apply := range []bool{true, false} {
-					if apply && k.Refusal {
-						continue // a refusal is only for a write that did not land (package store, "Errors")
+			for _, tr := range faulty.Trials(n, false) {
+				st := newErrSiblings(memory.NewSiblings())
+				st.Set(tr.Answers())
+				runs++
+				acked, v, prob := run(st, incs, retry)
+				var probs []string
+				if prob != "" {
+					probs = append(probs, prob)
+				}
+				for i, u := range incs {
+					cnt := (v / u.n) % 10
+					if acked[i] && cnt != 1 || cnt > 1 {
+						probs = append(probs, fmt.Sprintf("inc %d (acked %v) counted %d", i, acked[i], cnt))
 					}
-					for p := 1; p <= n+2; p++ {
-						for q := p; q <= min(p+1, n+2); q++ {
-							st := newErrSiblings(memory.NewSiblings())
-							st.Set(map[int]injection{p: {Apply: apply, Err: k.Err}, q: {Apply: apply, Err: k.Err}})
-							runs++
-							acked, v, prob := run(st, incs, retry)
-							var probs []string
-							if prob != "" {
-								probs = append(probs, prob)
-							}
-							for i, u := range incs {
-								cnt := (v / u.n) % 10
-								if acked[i] && cnt != 1 || cnt > 1 {
-									probs = append(probs, fmt.Sprintf("inc %d (acked %v) counted %d", i, acked[i], cnt))
-								}
-							}
-							if len(probs) > 0 {
-								key := fmt.Sprintf("%s/%s/%s/apply=%v", sname, retry, k.Name, apply)
-								bad[key]++
-								if bad[key] == 1 {
-									t.Logf("%s p=%d q=%d v=%d: %s\n  %s", key, p, q, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
-								}
-							}
-						}
+				}
+				if len(probs) > 0 {
+					key := fmt.Sprintf("%s/%s/%s/apply=%v", sname, retry, tr.Kind.Name, tr.Apply)
+					bad[key]++
+					if bad[key] == 1 {
+						t.Logf("%s %v v=%d: %s\n  %s", key, tr, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
 					}
 				}
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tally"
 )
 
@@ -114,48 +115,39 @@ func TestErrorContractExploreTally(t *testing.T) {
 			runTallyErrScenario(st0, upds, retries, "none")
 			n := st0.Writes()
 			for _, policy := range []string{"none", "same", "restart"} {
-				for _, k := range errKinds {
-					for _, apply := range []bool{true, false} {
-						if apply && k.Refusal {
-							continue // a refusal is only for a write that did not land (package store, "Errors")
+				for _, tr := range faulty.Trials(n, false) {
+					st := newErrPartitions(memory.NewPartitions())
+					st.Set(tr.Answers())
+					runs++
+					acked, reapplied, told, v, prob := runTallyErrScenario(st, upds, retries, policy)
+					var probs []string
+					if prob != "" {
+						probs = append(probs, prob)
+					}
+					for i, u := range upds {
+						if u.on == "gc" {
+							continue
 						}
-						for p := 1; p <= n+2; p++ {
-							for q := p; q <= min(p+1, n+2); q++ {
-								st := newErrPartitions(memory.NewPartitions())
-								st.Set(map[int]injection{p: {Apply: apply, Err: k.Err}, q: {Apply: apply, Err: k.Err}})
-								runs++
-								acked, reapplied, told, v, prob := runTallyErrScenario(st, upds, retries, policy)
-								var probs []string
-								if prob != "" {
-									probs = append(probs, prob)
-								}
-								for i, u := range upds {
-									if u.on == "gc" {
-										continue
-									}
-									cnt := (v / u.amount) % 10
-									switch {
-									case prob != "":
-									case acked[i] && cnt != 1:
-										probs = append(probs, fmt.Sprintf("u%d acked (reapplied %d), counted %d", i, reapplied[i], cnt))
-									case cnt > 1:
-										probs = append(probs, fmt.Sprintf("u%d counted %d", i, cnt))
-									case !acked[i] && told[i] != "" && cnt != 0:
-										probs = append(probs, "info: "+fmt.Sprintf("u%d told discarded (%s), counted %d", i, told[i], cnt))
-									}
-								}
-								severe := false
-								for _, p := range probs {
-									severe = severe || !strings.HasPrefix(p, "info: ")
-								}
-								if len(probs) > 0 {
-									key := fmt.Sprintf("%s%s/retries=%d/%s/%s/apply=%v", map[bool]string{true: "SEVERE ", false: "info "}[severe], sname, retries, policy, k.Name, apply)
-									bad[key]++
-									if bad[key] == 1 || os.Getenv("ERRC_ALL") != "" {
-										t.Logf("%s p=%d q=%d v=%d: %s\n  %s", key, p, q, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
-									}
-								}
-							}
+						cnt := (v / u.amount) % 10
+						switch {
+						case prob != "":
+						case acked[i] && cnt != 1:
+							probs = append(probs, fmt.Sprintf("u%d acked (reapplied %d), counted %d", i, reapplied[i], cnt))
+						case cnt > 1:
+							probs = append(probs, fmt.Sprintf("u%d counted %d", i, cnt))
+						case !acked[i] && told[i] != "" && cnt != 0:
+							probs = append(probs, "info: "+fmt.Sprintf("u%d told discarded (%s), counted %d", i, told[i], cnt))
+						}
+					}
+					severe := false
+					for _, p := range probs {
+						severe = severe || !strings.HasPrefix(p, "info: ")
+					}
+					if len(probs) > 0 {
+						key := fmt.Sprintf("%s%s/retries=%d/%s/%s/apply=%v", map[bool]string{true: "SEVERE ", false: "info "}[severe], sname, retries, policy, tr.Kind.Name, tr.Apply)
+						bad[key]++
+						if bad[key] == 1 || os.Getenv("ERRC_ALL") != "" {
+							t.Logf("%s %v v=%d: %s\n  %s", key, tr, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
 						}
 					}
 				}

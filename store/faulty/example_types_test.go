@@ -273,3 +273,22 @@ func ExampleWriteError() {
 	// unclassified false
 	// ambiguous false
 }
+
+// Trials lists the plans for a run of writes: every kind of error on one
+// write or two in a row, landed or not (a refusal only not landed). A
+// test runs its scenario once per trial, with the trial's answers.
+func ExampleTrial() {
+	trials := faulty.Trials(1, false)
+	fmt.Println(len(trials), trials[0], trials[len(trials)-1])
+	ctx := context.Background()
+	for _, tr := range trials[:2] {
+		inner := memory.NewSiblings()
+		plan := faulty.NewPlan(tr.Answers())
+		err := faulty.NewSiblings(inner, faulty.Options{Hook: plan.Hook}).Put(ctx, "k", "w", []byte("v"), nil)
+		fmt.Println(tr, errors.Is(err, crdt.ErrTooLarge), inner.Count("k"))
+	}
+	// Output:
+	// 65 too-large/apply=false #1-#1 ambiguous/apply=false #3-#3
+	// too-large/apply=false #1-#1 true 0
+	// too-large/apply=false #1-#2 true 0
+}

@@ -107,3 +107,43 @@ var WriteErrors = []WriteError{
 	{"unclassified", errors.New("faulty: injected unclassified error"), false},
 	{"ambiguous", fmt.Errorf("faulty: injected: %w", crdt.ErrAmbiguousWrite), false},
 }
+
+// A Trial is one plan of Trials: Kind answers writes First to Last (one
+// write, or two in a row), after applying them (Apply) or instead.
+type Trial struct {
+	Kind        WriteError
+	Apply       bool
+	First, Last int
+}
+
+// Answers returns the trial's answers, for NewPlan or Plan.Set.
+func (t Trial) Answers() map[int]Answer {
+	a := Answer{Apply: t.Apply, Err: t.Kind.Err}
+	return map[int]Answer{t.First: a, t.Last: a}
+}
+
+// String names the trial: its kind, Apply, and its writes.
+func (t Trial) String() string {
+	return fmt.Sprintf("%s/apply=%v #%d-#%d", t.Kind.Name, t.Apply, t.First, t.Last)
+}
+
+// Trials returns the trials of a run of n writes: each of WriteErrors
+// answering one write, or two in a row, among the first n+2 (a retry may
+// add writes), landed or not, except a Refusal landed (which a store never
+// answers) unless landedRefusals.
+func Trials(n int, landedRefusals bool) []Trial {
+	var out []Trial
+	for _, k := range WriteErrors {
+		for _, apply := range []bool{true, false} {
+			if apply && k.Refusal && !landedRefusals {
+				continue
+			}
+			for p := 1; p <= n+2; p++ {
+				for q := p; q <= min(p+1, n+2); q++ {
+					out = append(out, Trial{Kind: k, Apply: apply, First: p, Last: q})
+				}
+			}
+		}
+	}
+	return out
+}
