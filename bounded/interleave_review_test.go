@@ -41,7 +41,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,8 +78,8 @@ type ivReq struct {
 	// commute with every other actor's, so the controller answers it at
 	// once (only its faults are choices).
 	private bool
-	done  bool
-	desc  string
+	done    bool
+	desc    string
 }
 
 type ivHeld struct {
@@ -109,9 +108,9 @@ type ivWorld struct {
 	recordFaults bool // record-key calls take faults too
 	staleReads   bool // a counter-key Fetch may answer the previous version
 	hist         map[string][]ivSnap
-	direct       bool // the quiescent phase: calls go straight to the store
+	direct       bool            // the quiescent phase: calls go straight to the store
 	shared       map[string]bool // record keys more than one actor touches
-	steps        int  // decisions taken (the schedule's clock)
+	steps        int             // decisions taken (the schedule's clock)
 	violations   []string
 }
 
@@ -626,7 +625,8 @@ type ivScenario struct {
 	restart []bool // per actor: a restarted incarnation sorts after the old one
 	script  []func(h *ivActor)
 	keep    int64
-	window  int // the counter's window (0: 64)
+	window  int          // the counter's window (0: 64)
+	big     bool         // too many schedules for the default run: 1,500 random ones
 	shared  []crdt.TxnID // transactions more than one actor calls (their record keys interleave)
 }
 
@@ -663,8 +663,8 @@ func ivScenarios() []ivScenario {
 			func(h *ivActor) { h.credit("x", 3) },
 			func(h *ivActor) { h.credit("x", 3) },
 		}},
-		{name: "retry-elsewhere-debit", actors: []string{"a", "b"}, shared: []crdt.TxnID{"x"}, script: []func(*ivActor){
-			func(h *ivActor) { h.credit("c", 4); h.call("x", -2, false); h.sync() },
+		{name: "retry-elsewhere-debit", actors: []string{"a", "b"}, big: true, shared: []crdt.TxnID{"x"}, script: []func(*ivActor){
+			func(h *ivActor) { h.credit("c", 4); h.call("x", -2, false) },
 			func(h *ivActor) { h.credit("y", 2); h.waitTxn("x"); h.debit("x", 2) },
 		}},
 		{name: "close-heir", actors: []string{"a", "b"}, script: []func(*ivActor){
@@ -692,6 +692,18 @@ func ivScenarios() []ivScenario {
 				}
 			},
 			func(h *ivActor) { h.credit("y", 1) },
+		}},
+		{name: "window1-retry-concurrent", actors: []string{"a", "b"}, window: 1, big: true, shared: []crdt.TxnID{"x"}, script: []func(*ivActor){
+			func(h *ivActor) { h.credit("x", 1); h.credit("y", 4) },
+			func(h *ivActor) { h.credit("x", 1) },
+		}},
+		{name: "window1-retry-after", actors: []string{"a", "b"}, window: 1, shared: []crdt.TxnID{"x"}, script: []func(*ivActor){
+			func(h *ivActor) { h.call("x", 1, false); h.credit("y", 4) },
+			func(h *ivActor) { h.waitTxn("x"); h.credit("z", 16); h.credit("x", 1) },
+		}},
+		{name: "window1-holdback", actors: []string{"a", "b"}, window: 1, script: []func(*ivActor){
+			func(h *ivActor) { h.call("x", 1, false); h.call("y", 4, false); h.credit("z", 16) },
+			func(h *ivActor) { h.credit("w", 64) },
 		}},
 		{name: "three-grant", actors: []string{"a", "b", "c"}, script: []func(*ivActor){
 			func(h *ivActor) { h.credit("x", 2) },
@@ -722,7 +734,7 @@ func ivOnce(sc ivScenario, cfg ivConfig, sched *schedtest.Sched) (violations []s
 		w.shared[txnrec.Key(ivKey, x)] = true
 	}
 	r := &ivRun{w: w, names: sc.actors, txns: map[crdt.TxnID]*ivTxn{}, done: make([]bool, len(sc.actors)), broken: cfg.broken,
-		opts:    bounded.AccountOptions{RetryCount: 1, Backoff: bounded.Backoff{Initial: -1}, Clock: ivClock, Keep: sc.keep,
+		opts: bounded.AccountOptions{RetryCount: 1, Backoff: bounded.Backoff{Initial: -1}, Clock: ivClock, Keep: sc.keep,
 			Counter: bounded.Options{Window: sc.window}},
 		restart: sc.restart}
 	if r.restart == nil {
@@ -944,6 +956,33 @@ func (r *ivRun) checkRights() {
 			}
 		}
 	}
+	// What a live account may spend is its rights: a Transfer beyond
+	// them fails before any write and says what it may give.
+	for _, x := range r.cur {
+		if x.dead || x.closed {
+			continue
+		}
+		w := x.acc.Writer()
+		_, err := x.acc.Transfer(context.Background(), "probe~zzzzzzzz", 1<<50)
+		var ir *bounded.InsufficientRightsError
+		if !errors.As(err, &ir) {
+			r.w.violations = append(r.w.violations, fmt.Sprintf("HOLE?: probe transfer of %s answered %v", w, err))
+			continue
+		}
+		if rt := c.Rights(w); ir.Available != rt {
+			var doubt []string
+			for _, id := range slices.Sorted(maps.Keys(r.txns)) {
+				t := r.txns[id]
+				for _, a := range t.attempts {
+					if a.writer == w && a.class == icAmbiguous {
+						doubt = append(doubt, string(id)+" "+ivAttempts(t))
+						break
+					}
+				}
+			}
+			r.w.violations = append(r.w.violations, fmt.Sprintf("HOLE?: live %s may spend %d of its %d rights after every call resolved (its calls in doubt: %v)", w, ir.Available, rt, doubt))
+		}
+	}
 	for _, x := range r.all {
 		if !x.closed || x.heir == "" {
 			continue
@@ -1038,38 +1077,73 @@ func ivEnvInt(name string, def int) int {
 	return def
 }
 
-// TestBoundedReviewInterleavings enumerates every interleaving of each
-// scenario with at most COUNTERKIT_FAULTS faults (default 1) on the
-// counter key's calls, then on the record keys' too, and reports holes
-// (failing) and stated limits (logged).
+// ivKnownHoles are holes already reported, each with the regression test
+// that fails on it: the enumeration logs them instead of failing again
+// (COUNTERKIT_IV_STRICT=1 fails on them too).
+var ivKnownHoles = map[string]string{
+	"may spend": "TestBoundedReviewRetryElsewhereStrandsRights",
+}
+
+// TestBoundedReviewInterleavings enumerates, per scenario, every
+// interleaving with at most one fault (COUNTERKIT_FAULTS=n: n) on the
+// counter key's calls, then on the record keys' too; then, unless
+// COUNTERKIT_FAULTS is set, 300 random schedules with up to two faults
+// and stale reads (COUNTERKIT_EXHAUSTIVE=1: all of them, minutes). Holes
+// fail it; stated limits are logged.
 func TestBoundedReviewInterleavings(t *testing.T) {
-	maxFaults := ivEnvInt("COUNTERKIT_FAULTS", 1)
-	budget := 0
-	if maxFaults > 1 {
-		budget = ivEnvInt("COUNTERKIT_IV_BUDGET", 20_000)
+	type phase struct {
+		faults, budget int
+		stale          bool
 	}
 	stale := os.Getenv("COUNTERKIT_STALE") != ""
+	phases := []phase{{ivEnvInt("COUNTERKIT_FAULTS", 1), 0, stale}}
+	if os.Getenv("COUNTERKIT_FAULTS") == "" {
+		phases = append(phases, phase{2, ivEnvInt("COUNTERKIT_IV_BUDGET", 300), true})
+	} else if phases[0].faults > 1 {
+		phases[0].budget = ivEnvInt("COUNTERKIT_IV_BUDGET", 20_000)
+	}
 	only := os.Getenv("COUNTERKIT_IV_SCENARIO")
+	strict := os.Getenv("COUNTERKIT_IV_STRICT") != ""
 	for _, sc := range ivScenarios() {
 		if only != "" && only != sc.name {
 			continue
 		}
-		for _, recordFaults := range []bool{false, true} {
-			name := fmt.Sprintf("%s/recordfaults=%v", sc.name, recordFaults)
-			t.Run(name, func(t *testing.T) {
-				cfg := ivConfig{maxFaults: maxFaults, recordFaults: recordFaults, staleReads: stale}
-				start := time.Now()
-				n, holes, limits := ivEnumerate(t, sc, cfg, budget)
-				t.Logf("%d schedules in %v (faults ≤ %d, stale reads %v)", n, time.Since(start).Round(time.Millisecond), maxFaults, stale)
-				for _, k := range slices.Sorted(maps.Keys(limits)) {
-					t.Logf("stated limit: %s", strings.SplitN(limits[k], "\n", 2)[0])
-				}
-				keys := slices.Sorted(maps.Keys(holes))
-				sort.Strings(keys)
-				for _, k := range keys {
-					t.Errorf("%s", holes[k])
-				}
-			})
+		for _, ph := range phases {
+			for _, recordFaults := range []bool{false, true} {
+				name := fmt.Sprintf("%s/faults=%d/recordfaults=%v", sc.name, ph.faults, recordFaults)
+				t.Run(name, func(t *testing.T) {
+					cfg := ivConfig{maxFaults: ph.faults, recordFaults: recordFaults, staleReads: ph.stale}
+					start := time.Now()
+					budget := ph.budget
+					if budget == 0 && sc.big {
+						budget = 1500
+					}
+					n, holes, limits := ivEnumerate(t, sc, cfg, budget)
+					t.Logf("%d schedules in %v (faults ≤ %d, stale reads %v)", n, time.Since(start).Round(time.Millisecond), ph.faults, ph.stale)
+					trace := os.Getenv("COUNTERKIT_IV_TRACE") != ""
+					for _, k := range slices.Sorted(maps.Keys(limits)) {
+						if trace {
+							t.Logf("stated limit: %s", limits[k])
+						} else {
+							t.Logf("stated limit: %s", strings.SplitN(limits[k], "\n", 2)[0])
+						}
+					}
+				next:
+					for _, k := range slices.Sorted(maps.Keys(holes)) {
+						for sub, test := range ivKnownHoles {
+							if strings.Contains(holes[k], sub) && !strict {
+								msg := holes[k]
+								if !trace {
+									msg = strings.SplitN(msg, "\n", 2)[0]
+								}
+								t.Logf("known hole (%s fails on it): %s", test, msg)
+								continue next
+							}
+						}
+						t.Errorf("%s", holes[k])
+					}
+				})
+			}
 		}
 	}
 }
