@@ -485,6 +485,7 @@ func (a *Account) flush(ctx context.Context) error {
 		case err != nil: // a damaged record must not keep this one out
 		case slices.ContainsFunc(recs, func(r txnrec.Record) bool { return r.Amount == a.owed[x].Amount }):
 			delete(a.owed, x)
+			a.confirmed(x)
 		case len(recs) == 0:
 			a.tokens[x] = token
 		}
@@ -501,6 +502,7 @@ func (a *Account) flush(ctx context.Context) error {
 			continue
 		}
 		delete(a.owed, x)
+		a.confirmed(x)
 	}
 	if len(errs) > 0 {
 		// The Puts' own errors are details: an ambiguous record Put says
@@ -509,6 +511,14 @@ func (a *Account) flush(ctx context.Context) error {
 	}
 	return nil
 }
+
+// confirmed takes txn, whose record is now written, out of the
+// unconfirmed credits: a later call of txn on any Account is a duplicate
+// by its record, so no retry will make another copy, and its rights are
+// spendable as an acknowledged credit's are (SPEC.md 13.5). Else a caller
+// that retried txn elsewhere, as it may, would leave them held back for
+// good.
+func (a *Account) confirmed(txn crdt.TxnID) { delete(a.unconfirmed, txn) }
 
 // stored reports whether txn is known to be in the store: held by another
 // actor in a.cyc.Local, or by this account with no write pending.

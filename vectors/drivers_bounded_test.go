@@ -565,6 +565,7 @@ func (m *dvbModel) flush(acc *dvbAcct, cur *dvbCall) (all, ok bool) {
 		case corrupt:
 		case slices.ContainsFunc(live, func(r dvRecord) bool { return r.Amount == acc.owed[x].Amount }):
 			delete(acc.owed, x)
+			delete(acc.u, x) // recorded: its credit is spendable
 		case len(live) == 0:
 			acc.tokens[x] = c.Token
 		}
@@ -581,6 +582,7 @@ func (m *dvbModel) flush(acc *dvbAcct, cur *dvbCall) (all, ok bool) {
 		}
 		if c.Reply == "ok" {
 			delete(acc.owed, x)
+			delete(acc.u, x) // recorded: its credit is spendable
 		}
 		delete(acc.tokens, x) // a token serves one Put
 	}) {
@@ -1549,8 +1551,8 @@ func init() {
 			"if errors.Is(err, crdt.ErrInsufficientRights) || errors.Is(err, crdt.ErrOverflow) {", "if false && errors.Is(err, crdt.ErrInsufficientRights) || errors.Is(err, crdt.ErrOverflow) {", dvbSettleSpent},
 		{"bounded/unconfirmed credits spendable", "13.5: spendable = rights(A) - the credits in U",
 			"\t\tif amt > 0 {\n\t\t\ts -= amt", "\t\tif false && amt > 0 {\n\t\t\ts -= amt", dvbAmbLost},
-		{"bounded/a definite answer keeps the txn unconfirmed", "13.5: a call that answers without error removes txn from U",
-			"delete(a.unconfirmed, txn) // the caller now knows", "// the caller now knows", dvbAmbLost},
+		{"bounded/a written record keeps its credit unconfirmed", "13.5: writing txn's record, or finding it written, removes txn from U",
+			"func (a *Account) confirmed(txn crdt.TxnID) { delete(a.unconfirmed, txn) }", "func (a *Account) confirmed(txn crdt.TxnID) {}", dvbGrantPastMax},
 		{"bounded/no undo after a refused put", "13.5 step 7: unavailable puts prev back",
 			"\t\t\tinvalid := retry.Classify(err) == retry.Invalid\n\t\t\tundo()", "\t\t\tinvalid := retry.Classify(err) == retry.Invalid", dvbRefused},
 		{"bounded/writes when nothing changed", "13.5 step 6: nothing to do, nothing put",

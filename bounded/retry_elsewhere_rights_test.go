@@ -1,7 +1,5 @@
 package bounded_test
 
-// Regression tests of holes TestBoundedReviewInterleavings found.
-
 import (
 	"context"
 	"errors"
@@ -35,18 +33,17 @@ func ivOpen(t *testing.T, st *faulty.Siblings, actor crdt.ActorID) *bounded.Acco
 	return a
 }
 
-// TestBoundedReviewRetryElsewhereStrandsRights: a credit answered
+// TestRetryElsewhereLeavesNoRightsStranded: a credit answered
 // ErrAmbiguousWrite on a (its Put refused, then lost), retried on b as
 // SPEC 13.5 expects callers may ("a retry elsewhere while the first write
 // is in doubt"), is acknowledged there. a's next write lands its pending
 // copy; a is the smaller holder, so b takes its copy back: x counts once,
-// by a's copy, and a holds its 3 rights. But x stays in a's unconfirmed
-// set U for good (a holds it, and no call of x on a comes), so a may
-// spend none of them and grants none: b's debit of 3, with the value 3
-// and both accounts live and synced, is refused for ever. SPEC 13.5 lists
-// stuck rights only for an incarnation gone without Close, its request,
-// and grants to a closed requester.
-func TestBoundedReviewRetryElsewhereStrandsRights(t *testing.T) {
+// by a's copy, and a holds its 3 rights. No call of x comes to a again,
+// but x's record, once written, takes x out of a's unconfirmed credits
+// (SPEC.md 13.5), so a grants b's request and b's debit of 3 goes
+// through. Before, x stayed unconfirmed while a lived and the debit was
+// refused for ever.
+func TestRetryElsewhereLeavesNoRightsStranded(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.NewSiblings()
 	sa := faulty.NewSiblings(mem, faulty.Options{Policy: ivFaultOnKey(faulty.Refuse, faulty.Lose)})
@@ -80,6 +77,6 @@ func TestBoundedReviewRetryElsewhereStrandsRights(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := b.Debit(ctx, "d", 3); err != nil {
-		t.Errorf("b's debit of 3 after a's sync: %v; the value is 3, a holds all 3 rights, live, and may spend none of them", err)
+		t.Errorf("b's debit of 3 after a's sync: %v; the value is 3 and a, live, holds all 3 rights", err)
 	}
 }

@@ -11,12 +11,12 @@ import (
 	"github.com/counterkit/counterkit/internal/schedtest"
 )
 
-// TestBoundedReviewInterleaveCatchesBrokenRetry: with an Account that
+// TestAccountInterleavingCatchesBrokenRetry: with an Account that
 // does not read records (a broken retry), the enumeration of a retry on
 // the other Account after the transaction left its holder's window (W=1)
 // finds the acknowledged transaction applied again; with the Account as
 // it is, it finds nothing.
-func TestBoundedReviewInterleaveCatchesBrokenRetry(t *testing.T) {
+func TestAccountInterleavingCatchesBrokenRetry(t *testing.T) {
 	sc := ivScenario{name: "retry-after-window", actors: []string{"a", "b"}, window: 1, shared: []crdt.TxnID{"x"},
 		script: []func(*ivActor){
 			func(h *ivActor) { h.credit("x", 1); h.credit("y", 4) },
@@ -38,8 +38,8 @@ func TestBoundedReviewInterleaveCatchesBrokenRetry(t *testing.T) {
 	if n, caught := run(); caught != "" {
 		t.Fatalf("the Account as it is: %d schedules, %s", n, caught)
 	}
-	bounded.SetBrokenNoRecordLookupForReview(true)
-	defer bounded.SetBrokenNoRecordLookupForReview(false)
+	bounded.SetBrokenNoRecordLookup(true)
+	defer bounded.SetBrokenNoRecordLookup(false)
 	n, caught := run()
 	if caught == "" {
 		t.Fatalf("broken retry not caught in %d schedules", n)
