@@ -109,9 +109,12 @@ var staleMessages = []string{"too_many_siblings", "too_large"}
 // Riak names a missing bucket type no_type ("Invalid bucket properties:
 // no_type", or {error,no_type} in a crash report) or "No bucket-type named
 // 'NAME'" (bucket-properties requests), and refuses properties it does not
-// accept with "Invalid bucket properties: [...]" (nothing is changed); the
-// others are the test double's.
-var misconfiguredMessages = []string{"invalid bucket type", "no bucket-type", "no_type", "datatype", "invalid bucket properties"}
+// accept with "Invalid bucket properties: [...]" (nothing is changed). A
+// request whose quorums the bucket's n_val cannot meet, or that are not
+// valid, is refused before any vnode is asked ("{n_val_violation,N}",
+// "w_val_violation", "pw_val_violation", ...: the put FSM's validate), the
+// same on every resend. The others are the test double's.
+var misconfiguredMessages = []string{"invalid bucket type", "no bucket-type", "no_type", "datatype", "invalid bucket properties", "_val_violation"}
 
 // Riak error messages that mean the request carried a malformed vclock.
 // Riak's protocol-buffers handler crashes on one and reports the crash,
