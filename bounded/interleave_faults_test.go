@@ -1,6 +1,6 @@
 package bounded_test
 
-// Review tests: every interleaving of two (or three) Accounts of one key
+// Every interleaving of two (or three) Accounts of one key
 // over adapters/memory's Siblings, each store call (the counter key's and
 // the record keys') possibly passed, refused (ErrUnavailable, not
 // applied), lost (ErrAmbiguousWrite, not applied), landed but answered
