@@ -328,10 +328,7 @@ func dvCompare(want, got dvVector) []string {
 
 // dvGeneric turns v into plain JSON values (maps, slices, strings, numbers).
 func dvGeneric(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
+	b := must(json.Marshal(v))
 	var g any
 	if err := json.Unmarshal(b, &g); err != nil {
 		panic(err)
@@ -851,18 +848,12 @@ func dvReplyErr(reply string) error {
 }
 
 func dvMustTime(s string) time.Time {
-	at, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		panic(err)
-	}
+	at := must(time.Parse(time.RFC3339Nano, s))
 	return at
 }
 
 func dvUnhex(s string) []byte {
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		panic(err)
-	}
+	b := must(hex.DecodeString(s))
 	return b
 }
 
@@ -1849,10 +1840,7 @@ func dvRunGroup(ctx context.Context, st *dvSiblings, l *ledger.Ledger, members [
 // dvDecodeState decodes a tpncounter with the real decoder; nil if it does
 // not decode.
 func dvDecodeState(b []byte) *dvState {
-	c, err := tpncounter.New(tpncounter.Options{})
-	if err != nil {
-		panic(err)
-	}
+	c := must(tpncounter.New(tpncounter.Options{}))
 	if err := c.UnmarshalBinary(b); err != nil {
 		return nil
 	}
@@ -2753,10 +2741,7 @@ func dvGenLedger() dvFile {
 		N:     []dvEntry{{Actor: "a~aaaaaaaa", Seq: maxSeq, History: []dvTxn{{"d1", 1}, {"d2", 2}}, Folded: []dvTxn{}}},
 		Value: 27,
 	}
-	overflowingBytes, err := dvEncState(overflowing)
-	if err != nil {
-		panic(err)
-	}
+	overflowingBytes := must(dvEncState(overflowing))
 	vs := []dvVector{
 		{Name: "new credit", Note: "the first write of a key: fetch (no siblings, no token), then put with no token",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:1], Steps: []dvStep{
@@ -2858,10 +2843,7 @@ func dvAtClock(s dvStep, d time.Duration) dvStep { return dvClock(s, dvAt(dvT0, 
 // 6.11: retirement, transaction records, the pending write's retraction.
 func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 	later := 2 * time.Hour // past RetireAfter (1 hour)
-	aT1, err := ledger.Record{Txn: "t1", Amount: 5, Writer: "a~aaaaaaaa", At: dvT0, Version: 1}.MarshalBinary()
-	if err != nil {
-		panic(err)
-	}
+	aT1 := must(ledger.Record{Txn: "t1", Amount: 5, Writer: "a~aaaaaaaa", At: dvT0, Version: 1}.MarshalBinary())
 	return []dvVector{
 		{Name: "retire: an idle writer is retired after its transactions are recorded",
 			Note:    "a writes t1 and stops. Two hours later (RetireAfter is one hour) b's first write sees a's entry: it fetches the record of a's newest transaction to date it (written at the start: idle for two hours), fetches the record key of each transaction a's entry holds, finds t1's own record (writer a, amount 5) live, so puts none, then puts the state with a's entry retired (its total counts t1). A retry of t1 on a is answered duplicate from its record alone, the counter no longer holding it: owner a, folded. a's next credit makes its entry live again at a larger seq",
@@ -3171,30 +3153,15 @@ func dvMemberOf(op, txn string, amount int64) dvStep {
 // key just before the step's fetch (dvSeed).
 func dvLedgerLookupVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 	c := "credit"
-	other, err := ledger.Record{Txn: "t9", Amount: 9, Writer: "z~zzzzzzzz", At: dvT0, Version: 1}.MarshalBinary()
-	if err != nil {
-		panic(err)
-	}
-	bx, err := ledger.Record{Txn: "x", Amount: 5, Writer: "b~bbbbbbbb", At: dvT0, Version: 1}.MarshalBinary()
-	if err != nil {
-		panic(err)
-	}
-	foreign, err := ledger.Record{Txn: "l1", Amount: 2, Writer: "z~zzzzzzzz", At: dvT0, Version: 1, Key: "other"}.MarshalBinary()
-	if err != nil {
-		panic(err)
-	}
+	other := must(ledger.Record{Txn: "t9", Amount: 9, Writer: "z~zzzzzzzz", At: dvT0, Version: 1}.MarshalBinary())
+	bx := must(ledger.Record{Txn: "x", Amount: 5, Writer: "b~bbbbbbbb", At: dvT0, Version: 1}.MarshalBinary())
+	foreign := must(ledger.Record{Txn: "l1", Amount: 2, Writer: "z~zzzzzzzz", At: dvT0, Version: 1, Key: "other"}.MarshalBinary())
 	bx1, err := tpncounter.New(tpncounter.Options{})
 	if err == nil {
 		_, err = bx1.Apply("b~bbbbbbbb", "x", 5)
 	}
-	bState, err := bx1.MarshalBinary()
-	if err != nil {
-		panic(err)
-	}
-	bFolded, err := ledger.Record{Txn: "x", Amount: 5, Writer: "b~bbbbbbbb", At: dvT0, Version: 3}.MarshalBinary()
-	if err != nil {
-		panic(err)
-	}
+	bState := must(bx1.MarshalBinary())
+	bFolded := must(ledger.Record{Txn: "x", Amount: 5, Writer: "b~bbbbbbbb", At: dvT0, Version: 3}.MarshalBinary())
 	return []dvVector{
 		{Name: "records: an earlier attempt's copy that did not land is not the one applied",
 			Note:    "a credits x: its first put is ambiguous and lost (pending). Before the second attempt b's state holding x lands under the key (seeded): the fetch knows x, and the copy that counts is b's, so the call is answered duplicate with owner b, not applied: applied only when the owner is this ledger's own copy (6.9)",
@@ -3418,14 +3385,8 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 				{Actor: "p", Seq: "1", History: []dvTxn{{"x", 5}}, Folded: []dvTxn{}},
 				{Actor: "q", Seq: "3", Total: 5, Forgot: 1, History: []dvTxn{}, Folded: []dvTxn{}},
 			}, N: []dvEntry{}, Value: 10}
-			b, err := dvEncState(st)
-			if err != nil {
-				panic(err)
-			}
-			rec, err := ledger.Record{Txn: "x", Amount: 5, Writer: "q", At: dvT0, Version: 1}.MarshalBinary()
-			if err != nil {
-				panic(err)
-			}
+			b := must(dvEncState(st))
+			rec := must(ledger.Record{Txn: "x", Amount: 5, Writer: "q", At: dvT0, Version: 1}.MarshalBinary())
 			return dvVector{Name: "retire: an idle writer holding a copy another writer counted first retires without it",
 				Note:    "the key holds p's entry with x in its history (version 1) and q's entry past x (version 3, total 5: q applied x, recorded it at version 1, folded and forgot it), so x counts twice: p's copy landed late, and p's own ledger would take it out if it read again (6.11 step 3). c's first write dates p by the record of its newest transaction, x: the record names q, not p, so p is idle from then; and judges p's copy: q is past its record without x, so q counted it and p's copy is late. q holds nothing: idle from then. Two hours on, c's pass retires q (no transaction to record) and p with its late copy left out (RetireLateAt, 6.10: p's retired total 0), putting no record for x, whose record names q. The value counts x once",
 				Options: opts(1, 10, 10), Ledgers: dvLedgersABC, InitialSiblings: []dvSibling{{Value: hex.EncodeToString(b), State: st}},
@@ -3442,18 +3403,9 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 				{Actor: "p", Seq: "2", History: []dvTxn{{"x", 5}, {"w", 3}}, Folded: []dvTxn{}},
 				{Actor: "q", Seq: "3", Total: 5, Forgot: 1, History: []dvTxn{}, Folded: []dvTxn{}},
 			}, N: []dvEntry{}, Value: 13}
-			b, err := dvEncState(st)
-			if err != nil {
-				panic(err)
-			}
-			recX, err := ledger.Record{Txn: "x", Amount: 5, Writer: "q", At: dvT0, Version: 1}.MarshalBinary()
-			if err != nil {
-				panic(err)
-			}
-			recW, err := ledger.Record{Txn: "w", Amount: 3, Writer: "p", At: dvT0, Version: 2}.MarshalBinary()
-			if err != nil {
-				panic(err)
-			}
+			b := must(dvEncState(st))
+			recX := must(ledger.Record{Txn: "x", Amount: 5, Writer: "q", At: dvT0, Version: 1}.MarshalBinary())
+			recW := must(ledger.Record{Txn: "w", Amount: 3, Writer: "p", At: dvT0, Version: 2}.MarshalBinary())
 			return dvVector{Name: "retire: an idle writer holding a late copy that is not its newest retires without it",
 				Note:    "the key holds p's entry with x and w in its history (version 2) and q's entry past x (version 3, total 5: q applied x, recorded it at version 1, folded and forgot it), so x counts twice: p's copy landed late. c's first write dates p by the record of its newest credit, w (p's own): idle from then. Two hours on, p is due: c's pass reads the records of all its copies, w's and x's; x's names q, past it without x, so p's copy of x is late, though x is not its newest credit. p retires with that copy left out (retired total 3: w), and q, which holds nothing. The value counts x once. Judging only the newest would record x naming p and count x in p's retired total as q's does, for good",
 				Options: opts(1, 10, 10), Ledgers: dvLedgersABC, InitialSiblings: []dvSibling{{Value: hex.EncodeToString(b), State: st}},
@@ -3470,18 +3422,9 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 				{Actor: "p", Seq: "1", History: []dvTxn{{"x", 5}}, Folded: []dvTxn{}},
 				{Actor: "q", Seq: "3", Total: 5, Forgot: 1, History: []dvTxn{}, Folded: []dvTxn{}},
 			}, N: []dvEntry{}, Value: 10}
-			b, err := dvEncState(st)
-			if err != nil {
-				panic(err)
-			}
-			recP, err := ledger.Record{Txn: "x", Amount: 5, Writer: "p", At: dvT0.Add(-3 * time.Hour), Version: 1}.MarshalBinary()
-			if err != nil {
-				panic(err)
-			}
-			recQ, err := ledger.Record{Txn: "x", Amount: 5, Writer: "q", At: dvT0.Add(-30 * time.Minute), Version: 1}.MarshalBinary()
-			if err != nil {
-				panic(err)
-			}
+			b := must(dvEncState(st))
+			recP := must(ledger.Record{Txn: "x", Amount: 5, Writer: "p", At: dvT0.Add(-3 * time.Hour), Version: 1}.MarshalBinary())
+			recQ := must(ledger.Record{Txn: "x", Amount: 5, Writer: "q", At: dvT0.Add(-30 * time.Minute), Version: 1}.MarshalBinary())
 			return dvVector{Name: "retire: an actor is dated by its own records, not by another writer's",
 				Note:    "the key holds p's entry with x in its history (version 1) and q's entry past x (version 3, total 5), so x counts twice: both recorded x, each before reading the other's record, which SPEC.md 6.11's Limit leaves counted twice. p's record of x was made at -3:00, q's at -0:30 (q's was owed). c's first write dates p by the records of its newest transaction that name p: -3:00, so p is idle (RetireAfter one hour) and c retires it at once, its copy counted (retired total 5: it is recorded). Dated by q's record as well, p would look active for another half hour. q holds nothing: idle from then, retired two hours on",
 				Options: opts(1, 10, 10), Ledgers: dvLedgersABC, InitialSiblings: []dvSibling{{Value: hex.EncodeToString(b), State: st}},
@@ -3496,19 +3439,10 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 			// p's entry holds x; q's record of x (version 1) is seeded,
 			// but q's entry is not in the key until the last credit.
 			st := &dvState{P: []dvEntry{{Actor: "p", Seq: "1", History: []dvTxn{{"x", 5}}, Folded: []dvTxn{}}}, N: []dvEntry{}, Value: 5}
-			b, err := dvEncState(st)
-			if err != nil {
-				panic(err)
-			}
+			b := must(dvEncState(st))
 			q := &dvState{P: []dvEntry{{Actor: "q", Seq: "3", Total: 5, Forgot: 1, History: []dvTxn{}, Folded: []dvTxn{}}}, N: []dvEntry{}, Value: 5}
-			qb, err := dvEncState(q)
-			if err != nil {
-				panic(err)
-			}
-			rec, err := ledger.Record{Txn: "x", Amount: 5, Writer: "q", At: dvT0, Version: 1}.MarshalBinary()
-			if err != nil {
-				panic(err)
-			}
+			qb := must(dvEncState(q))
+			rec := must(ledger.Record{Txn: "x", Amount: 5, Writer: "q", At: dvT0, Version: 1}.MarshalBinary())
 			return dvVector{Name: "retire: an idle writer whose copy is judged against a stale read is not retired",
 				Note:    "the key holds p's entry with x in its history (version 1); x's record names q at version 1, but no read shows q's entry: the reads are older than the record. c's first write dates p (idle from then: the record names q) and cannot judge p's copy (stale: q below its record's version), so p is not checked; two hours on, c's pass reads x's record again, still stale: p is not retired (retiring it could make a late copy count twice for good). Then q's entry (version 3, total 5: it counted x and forgot it) lands under the key before c's next fetch: p's copy is judged late, and p retires at that pass with it left out (6.10 RetireLateAt): the value counts x once",
 				Options: opts(1, 10, 10), Ledgers: dvLedgersABC, InitialSiblings: []dvSibling{{Value: hex.EncodeToString(b), State: st}},
@@ -3552,10 +3486,7 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 			e.Seq = strconv.Itoa(len(e.History))
 			st.P = append(st.P, e)
 		}
-		b, err := dvEncState(st)
-		if err != nil {
-			panic(err)
-		}
+		b := must(dvEncState(st))
 		return dvSibling{Value: hex.EncodeToString(b), State: st}
 	}
 	x := func(i int) string { return fmt.Sprintf("x%02d", i) }
@@ -3568,10 +3499,7 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 			b.History = append(b.History, dvTxn{x(i), 1})
 		}
 		own.State.P = append([]dvEntry{b}, own.State.P...)
-		enc, err := dvEncState(own.State)
-		if err != nil {
-			panic(err)
-		}
+		enc := must(dvEncState(own.State))
 		own.Value = hex.EncodeToString(enc)
 		return own
 	}()
@@ -3617,10 +3545,7 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 			for i := 1; i <= 17; i++ {
 				st.P = append(st.P, dvEntry{Actor: fmt.Sprintf("p%02d", i), Seq: "1", Total: 1, Forgot: 1, History: []dvTxn{}, Folded: []dvTxn{}})
 			}
-			enc, err := dvEncState(st)
-			if err != nil {
-				panic(err)
-			}
+			enc := must(dvEncState(st))
 			return dvVector{Name: "retire: at most 16 actors recorded per write",
 				Note:    "the key holds p01..p17, each with a total and no transaction (nothing to read or record). b's first write, at 0:00, sees them all: idle from now. At 1:00 all are due and checked (no record to read), and b's write records (nothing to put) and retires the first 16 it visits, from the FNV-1a start (pass_start_mod 18); its next write, at 1:00 still, retires the last one",
 				Options: opts(2, 10, 10), Ledgers: []dvLedger{{Actor: "b", Writer: "b~bbbbbbbb", PassStartMod: 18}},
@@ -7159,10 +7084,7 @@ func dvModelTally(v dvVector) []string {
 // dvIDTime is the time of a version 1 UUID (SPEC.md 8.1): 100 ns ticks since
 // 1582-10-15.
 func dvIDTime(s string) time.Time {
-	id, err := dvParseUUID(s)
-	if err != nil {
-		panic(err)
-	}
+	id := must(dvParseUUID(s))
 	ticks := uint64(id[6]&0x0f)<<56 | uint64(id[7])<<48 | uint64(id[4])<<40 | uint64(id[5])<<32 | uint64(binary.BigEndian.Uint32(id[0:4]))
 	// 1582-10-15 is 0x01b21dd213814000 ticks before the Unix epoch.
 	unix := int64(ticks) - 0x01b21dd213814000
@@ -8261,10 +8183,7 @@ var dvWrongExpectations = []struct {
 			c := &v.Steps[3].Calls[2]
 			e := &c.State.P[0]
 			e.Folded = append([]dvTxn{{"t1", 5}}, e.Folded...)
-			b, err := dvEncState(c.State)
-			if err != nil {
-				panic(err)
-			}
+			b := must(dvEncState(c.State))
 			c.Value = hex.EncodeToString(b)
 		},
 		"calls[2].value", "put writes"},
@@ -8466,10 +8385,7 @@ var dvWrongExpectations = []struct {
 			// One transaction more in the bulk: every generated state
 			// is read again from the file with the changed recipe.
 			v.Generated[1].Txns.Count++
-			b, err := json.Marshal(v)
-			if err != nil {
-				panic(err)
-			}
+			b := must(json.Marshal(v))
 			var w dvVector
 			if err := json.Unmarshal(b, &w); err != nil {
 				panic(err)
@@ -8495,10 +8411,7 @@ func dvEditState(c *dvCall, edit func(*dvState)) {
 	x := *c.State
 	x.P, x.N = slices.Clone(x.P), slices.Clone(x.N)
 	edit(&x)
-	b, err := dvEncState(&x)
-	if err != nil {
-		panic(err)
-	}
+	b := must(dvEncState(&x))
 	c.State, c.Value = &x, hex.EncodeToString(b)
 }
 
@@ -8513,10 +8426,7 @@ func dvEditRecord(c any, edit func(*dvRecord)) {
 	}
 	x := **r
 	edit(&x)
-	b, err := dvEncRecord(&x)
-	if err != nil {
-		panic(err)
-	}
+	b := must(dvEncRecord(&x))
 	*r, *value = &x, hex.EncodeToString(b)
 }
 
