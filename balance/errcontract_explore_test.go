@@ -3,6 +3,8 @@ package balance_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +12,6 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/timeid"
 )
 
@@ -54,31 +55,99 @@ func ecDecode(v int64) map[int64]int64 {
 	return found
 }
 
-func ecCheck(acked map[int64]bool, v int64, prob string) []string {
-	var probs []string
+// ecCheck returns what went wrong in a run that ended with prob (a
+// failure of the final merges or read) or the balance v: an acknowledged
+// update not counted once, one counted twice, or one whose every attempt
+// was answered "nothing written" (told) counted. classes names each
+// problem: "error", "counted N", "told not written, counted N".
+func ecCheck(acked, told map[int64]bool, v int64, prob string) (probs, classes []string) {
 	if prob != "" {
-		return []string{prob}
+		return []string{prob}, []string{"error"}
 	}
 	counts := ecDecode(v)
 	if counts == nil {
-		return []string{fmt.Sprintf("value %d is no sum of the updates", v)}
+		return []string{fmt.Sprintf("value %d is no sum of the updates", v)}, []string{"no sum"}
 	}
 	for _, a := range []int64{1, 10, -100} {
-		if acked[a] && counts[a] != 1 || counts[a] > 1 {
-			probs = append(probs, fmt.Sprintf("update %d (acked %v) counted %d", a, acked[a], counts[a]))
+		switch cnt := counts[a]; {
+		case acked[a] && cnt != 1 || cnt > 1:
+			probs = append(probs, fmt.Sprintf("update %d (acked %v) counted %d", a, acked[a], cnt))
+			classes = append(classes, fmt.Sprintf("counted %d", cnt))
+		case told[a] && cnt != 0:
+			probs = append(probs, fmt.Sprintf("update %d told not written, counted %d", a, cnt))
+			classes = append(classes, fmt.Sprintf("told not written, counted %d", cnt))
 		}
 	}
-	return probs
+	return probs, classes
 }
 
 // TestErrorContractExploreBalance: Accounts adds and merges, and
 // Transactions applies and merges, each store write possibly landed or
-// not and answered with each error kind; a failed add or apply is retried
-// with the same id (same instance or another), and with "late" every
-// transaction is applied again at the end, after the merges (it must be a
-// duplicate). Failed merges are left to the next.
+// not and answered with each error kind (and crdt.ErrUnavailable, not
+// landed); a failed add or apply is retried with the same id (same
+// instance or another), or, with "fresh", under a new id after an error
+// saying nothing was written (ecNotWritten) and with the same id after
+// any other; with "late" every transaction is applied again at the end,
+// after the merges (it must be a duplicate). Failed merges are left to the
+// next. Every acknowledged update counts once, none twice, and one whose
+// every attempt was answered "nothing written" not at all.
 func TestErrorContractExploreBalance(t *testing.T) {
-	runAccounts := func(st *errPartitions, retry string) (map[int64]bool, int64, string) {
+	for k, g := range exploreBalanceErrors(t, false) {
+		t.Errorf("%s: %d runs", k, g.runs)
+	}
+}
+
+// TestErrorContractCatchesLandedRefusals: the explorer's checks fail on a
+// store that breaks the contract, answering a write that landed with an
+// error saying nothing was written (a refusal, or crdt.ErrUnavailable).
+// Add and Apply pass it on, so a caller that gives up has an update it was
+// told is not written counted, and one that adds again under a new id has
+// it counted twice; a retry with the same id rewrites the same row and
+// counts once, and a merge step that landed is as good as one answered
+// nil, so nothing else is found.
+func TestErrorContractCatchesLandedRefusals(t *testing.T) {
+	if testing.Short() {
+		t.Skip()
+	}
+	bad := exploreBalanceErrors(t, true)
+	var want []string
+	for _, name := range []string{"accounts", "transactions"} {
+		for _, retry := range []string{"none", "fresh"} {
+			for _, kind := range []string{"too-large", "corrupt", "invalid-key", "unavailable"} {
+				want = append(want, fmt.Sprintf("%s/%s/%s/apply=true", name, retry, kind))
+			}
+		}
+	}
+	if got := slices.Sorted(maps.Keys(bad)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("groups counting wrong: %q, want %q", got, want)
+	}
+	for _, k := range slices.Sorted(maps.Keys(bad)) {
+		g := bad[k]
+		t.Logf("%s: %d runs, %v", k, g.runs, g.problems)
+		p := "told not written, counted 1"
+		if strings.Contains(k, "/fresh/") {
+			p = "counted 2"
+		}
+		if g.problems[p] == 0 {
+			t.Errorf("%s: no run with %q: %v", k, p, g.problems)
+		}
+	}
+}
+
+// ecGroup is the runs of one group (driver/retry/kind/apply) that went
+// wrong, and how often each problem (ecCheck's classes) was seen in them.
+type ecGroup struct {
+	runs     int
+	problems map[string]int
+}
+
+// exploreBalanceErrors runs both scenarios under every ecTrials plan
+// (broken: with landed refusals) and caller policy, and returns the groups
+// of runs that went wrong.
+func exploreBalanceErrors(t *testing.T, broken bool) map[string]*ecGroup {
+	// told: every attempt of the update was answered with an error saying
+	// nothing was written.
+	runAccounts := func(st *errPartitions, retry string) (acked, told map[int64]bool, v int64, problem string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		c := newTestClock()
@@ -86,11 +155,11 @@ func TestErrorContractExploreBalance(t *testing.T) {
 		for i := range as {
 			a, err := balance.New(st, balance.Options{Clock: c.Now})
 			if err != nil {
-				return nil, 0, err.Error()
+				return nil, nil, 0, err.Error()
 			}
 			as[i] = a
 		}
-		acked := map[int64]bool{}
+		acked, told = map[int64]bool{}, map[int64]bool{}
 		for _, s := range ecSteps {
 			c.Add(time.Millisecond)
 			switch s.op {
@@ -101,30 +170,36 @@ func TestErrorContractExploreBalance(t *testing.T) {
 			case "add":
 				id := timeid.New(c.Now())
 				err := as[s.on].Add(ctx, "a", id, s.amount)
+				notWritten := ecNotWritten(err)
 				for try := 0; err != nil && try < 3 && retry != "none"; try++ {
 					on := s.on
 					if retry == "other" {
 						on = 1 - on
 					}
+					if retry == "fresh" && ecNotWritten(err) {
+						id = timeid.New(c.Now()) // nothing was written: a new update
+					}
 					err = as[on].Add(ctx, "a", id, s.amount)
+					notWritten = notWritten && ecNotWritten(err)
 				}
 				acked[s.amount] = err == nil
+				told[s.amount] = notWritten
 			}
 		}
 		st.Set(nil)
 		for range 3 {
 			c.Add(11 * time.Minute)
 			if _, err := as[0].Merge(ctx, "a"); err != nil {
-				return acked, 0, "merge: " + err.Error()
+				return acked, told, 0, "merge: " + err.Error()
 			}
 		}
 		v, err := as[1].Balance(ctx, "a")
 		if err != nil {
-			return acked, 0, "balance: " + err.Error()
+			return acked, told, 0, "balance: " + err.Error()
 		}
-		return acked, v, ""
+		return acked, told, v, ""
 	}
-	runTxns := func(st *errPartitions, retry string) (map[int64]bool, int64, string) {
+	runTxns := func(st *errPartitions, retry string) (acked, told map[int64]bool, v int64, problem string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		c := newTestClock()
@@ -132,14 +207,14 @@ func TestErrorContractExploreBalance(t *testing.T) {
 		for i := range txs {
 			tx, err := balance.NewTransactions(st, txnOpts(c))
 			if err != nil {
-				return nil, 0, err.Error()
+				return nil, nil, 0, err.Error()
 			}
 			txs[i] = tx
 		}
-		acked := map[int64]bool{}
+		acked, told = map[int64]bool{}, map[int64]bool{}
 		var applied []ecStep
-		apply := func(s ecStep, on int) error {
-			_, err := txs[on].Apply(ctx, acct, crdt.TxnID(fmt.Sprint("t", s.amount)), s.amount)
+		apply := func(s ecStep, on int, txn crdt.TxnID) error {
+			_, err := txs[on].Apply(ctx, acct, txn, s.amount)
 			return err
 		}
 		for _, s := range ecSteps {
@@ -150,63 +225,83 @@ func TestErrorContractExploreBalance(t *testing.T) {
 			case "merge":
 				_, _ = txs[s.on].Merge(ctx, acct)
 			case "add":
-				err := apply(s, s.on)
+				txn := crdt.TxnID(fmt.Sprint("t", s.amount))
+				err := apply(s, s.on, txn)
+				notWritten := ecNotWritten(err)
 				for try := 0; err != nil && try < 3 && retry != "none" && retry != "late"; try++ {
 					on := s.on
 					if retry == "other" {
 						on = 1 - on
 					}
-					err = apply(s, on)
+					if retry == "fresh" && ecNotWritten(err) {
+						txn = crdt.TxnID(fmt.Sprint("t", s.amount, ".", try)) // nothing was written: a new transaction
+					}
+					err = apply(s, on, txn)
+					notWritten = notWritten && ecNotWritten(err)
 				}
 				acked[s.amount] = err == nil
+				told[s.amount] = notWritten
 				applied = append(applied, s)
 			}
 		}
 		st.Set(nil)
 		if retry == "late" { // every transaction again, after the merges
 			for _, s := range applied {
-				if err := apply(s, 1-s.on); err != nil {
-					return acked, 0, "late retry: " + err.Error()
+				if err := apply(s, 1-s.on, crdt.TxnID(fmt.Sprint("t", s.amount))); err != nil {
+					return acked, told, 0, "late retry: " + err.Error()
 				}
-				acked[s.amount] = true
+				acked[s.amount], told[s.amount] = true, false
 			}
 		}
 		for range 3 {
 			c.Add(time.Minute)
 			if _, err := txs[0].Merge(ctx, acct); err != nil {
-				return acked, 0, "merge: " + err.Error()
+				return acked, told, 0, "merge: " + err.Error()
 			}
 		}
 		v, err := txs[1].Balance(ctx, acct)
 		if err != nil {
-			return acked, 0, "balance: " + err.Error()
+			return acked, told, 0, "balance: " + err.Error()
 		}
-		return acked, v, ""
+		return acked, told, v, ""
 	}
 	runs := 0
-	for name, run := range map[string]func(*errPartitions, string) (map[int64]bool, int64, string){"accounts": runAccounts, "transactions": runTxns} {
+	bad := map[string]*ecGroup{}
+	for _, d := range []struct {
+		name string
+		run  func(*errPartitions, string) (acked, told map[int64]bool, v int64, problem string)
+	}{{"accounts", runAccounts}, {"transactions", runTxns}} {
+		name, run := d.name, d.run
 		st0 := newErrPartitions(memory.NewPartitions())
-		if _, v, prob := run(st0, "none"); v != -89 || prob != "" {
+		if _, _, v, prob := run(st0, "none"); v != -89 || prob != "" {
 			t.Fatalf("%s fault-free: %d %s", name, v, prob)
 		}
 		n := st0.Writes()
-		bad := map[string]int{}
-		for _, retry := range []string{"none", "same", "other", "late"} {
-			for _, tr := range faulty.Trials(n, false) {
+		groups := 0
+		for _, retry := range []string{"none", "same", "other", "late", "fresh"} {
+			for _, tr := range ecTrials(n, broken) {
 				st := newErrPartitions(memory.NewPartitions())
 				st.Set(tr.Answers())
 				runs++
-				acked, v, prob := run(st, retry)
-				if probs := ecCheck(acked, v, prob); len(probs) > 0 {
+				acked, told, v, prob := run(st, retry)
+				if probs, classes := ecCheck(acked, told, v, prob); len(probs) > 0 {
 					key := fmt.Sprintf("%s/%s/%s/apply=%v", name, retry, tr.Kind.Name, tr.Apply)
-					bad[key]++
-					if bad[key] == 1 {
-						t.Errorf("%s %v v=%d: %s\n  %s", key, tr, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
+					g := bad[key]
+					if g == nil {
+						g = &ecGroup{problems: map[string]int{}}
+						bad[key] = g
+						groups++
+						t.Logf("%s %v v=%d: %s\n  %s", key, tr, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
+					}
+					g.runs++
+					for _, c := range classes {
+						g.problems[c]++
 					}
 				}
 			}
 		}
-		t.Logf("%s: %d writes fault-free, bad groups %d", name, n, len(bad))
+		t.Logf("%s: %d writes fault-free, bad groups %d", name, n, groups)
 	}
 	t.Logf("runs %d", runs)
+	return bad
 }

@@ -3,22 +3,79 @@ package deltalog_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/deltalog"
-	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/timeid"
 )
 
 // TestErrorContractExploreDeltalog: adds, merges and a compaction, each
-// store write possibly landed or not and answered with each error kind;
-// the caller retries a failed Add with the same id (on the same Counters
-// or another), and ignores a failed Merge or Compact (a later one does
-// it). Every acknowledged add counts once, none twice.
+// store write possibly landed or not and answered with each error kind
+// (and crdt.ErrUnavailable, not landed); the caller retries a failed Add
+// with the same id (on the same Counters or another), or, with "fresh",
+// under a new id after an error saying nothing was written (ecNotWritten)
+// and with the same id after any other; it ignores a failed Merge or
+// Compact (a later one does it). Every acknowledged add counts once, none
+// twice, and an add whose every attempt was answered "nothing written"
+// not at all.
 func TestErrorContractExploreDeltalog(t *testing.T) {
+	for k, g := range exploreDeltalogErrors(t, false) {
+		t.Errorf("%s: %d runs", k, g.runs)
+	}
+}
+
+// TestErrorContractCatchesLandedRefusals: the explorer's checks fail on a
+// store that breaks the contract, answering a write that landed with an
+// error saying nothing was written (a refusal, or crdt.ErrUnavailable).
+// Add passes it on, so a caller that gives up has an add it was told is
+// not written counted, and one that adds again under a new id has it
+// counted twice; a retry with the same id rewrites the same cell and
+// counts once, and a Merge or Compact that landed is as good as one
+// answered nil, so nothing else is found.
+func TestErrorContractCatchesLandedRefusals(t *testing.T) {
+	if testing.Short() {
+		t.Skip()
+	}
+	bad := exploreDeltalogErrors(t, true)
+	var want []string
+	for _, retry := range []string{"none", "fresh"} {
+		for _, kind := range []string{"too-large", "corrupt", "invalid-key", "unavailable"} {
+			want = append(want, fmt.Sprintf("%s/%s/apply=true", retry, kind))
+		}
+	}
+	if got := slices.Sorted(maps.Keys(bad)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("groups counting wrong: %q, want %q", got, want)
+	}
+	for _, k := range slices.Sorted(maps.Keys(bad)) {
+		g := bad[k]
+		t.Logf("%s: %d runs, %v", k, g.runs, g.problems)
+		p := "told not written, counted 1"
+		if strings.HasPrefix(k, "fresh/") {
+			p = "counted 2"
+		}
+		if g.problems[p] == 0 {
+			t.Errorf("%s: no run with %q: %v", k, p, g.problems)
+		}
+	}
+}
+
+// ecGroup is the runs of one group (retry/kind/apply) that went wrong, and
+// how often each problem ("counted 2", "told not written, counted 1",
+// "error") was seen in them.
+type ecGroup struct {
+	runs     int
+	problems map[string]int
+}
+
+// exploreDeltalogErrors runs the scenario under every ecTrials plan
+// (broken: with landed refusals) and caller policy, and returns the groups
+// of runs that went wrong.
+func exploreDeltalogErrors(t *testing.T, broken bool) map[string]*ecGroup {
 	type step struct {
 		op    string // add, merge, compact, wait
 		on    int
@@ -35,7 +92,9 @@ func TestErrorContractExploreDeltalog(t *testing.T) {
 		{op: "add", on: 0, delta: 100},
 		{op: "merge", on: 1},
 	}
-	run := func(st *errPartitions, retry string) (acked map[int64]bool, v int64, problem string) {
+	// told: every attempt of the add was answered with an error saying
+	// nothing was written.
+	run := func(st *errPartitions, retry string) (acked, told map[int64]bool, v int64, problem string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		clock := &fakeClock{now: base}
@@ -43,11 +102,11 @@ func TestErrorContractExploreDeltalog(t *testing.T) {
 		for i := range cs {
 			c, err := deltalog.New(st, testOptions(clock))
 			if err != nil {
-				return nil, 0, err.Error()
+				return nil, nil, 0, err.Error()
 			}
 			cs[i] = c
 		}
-		acked = map[int64]bool{}
+		acked, told = map[int64]bool{}, map[int64]bool{}
 		for _, s := range scenario {
 			clock.Advance(time.Millisecond)
 			switch s.op {
@@ -56,14 +115,20 @@ func TestErrorContractExploreDeltalog(t *testing.T) {
 			case "add":
 				id := timeid.New(clock.Now())
 				err := cs[s.on].Add(ctx, "k", id, s.delta)
+				notWritten := ecNotWritten(err)
 				for try := 0; err != nil && try < 3 && retry != "none"; try++ {
 					on := s.on
 					if retry == "other" {
 						on = 1 - on
 					}
+					if retry == "fresh" && ecNotWritten(err) {
+						id = timeid.New(clock.Now()) // nothing was written: a new update
+					}
 					err = cs[on].Add(ctx, "k", id, s.delta)
+					notWritten = notWritten && ecNotWritten(err)
 				}
 				acked[s.delta] = err == nil
+				told[s.delta] = notWritten
 			case "merge":
 				_, _, _ = cs[s.on].Merge(ctx, "k")
 			case "compact":
@@ -74,51 +139,63 @@ func TestErrorContractExploreDeltalog(t *testing.T) {
 		clock.Advance(3 * time.Minute)
 		for range 2 {
 			if _, _, err := cs[0].Merge(ctx, "k"); err != nil {
-				return acked, 0, "merge: " + err.Error()
+				return acked, told, 0, "merge: " + err.Error()
 			}
 			clock.Advance(30 * time.Second)
 			if _, err := cs[1].Compact(ctx, "k"); err != nil {
-				return acked, 0, "compact: " + err.Error()
+				return acked, told, 0, "compact: " + err.Error()
 			}
 		}
 		r, err := cs[1].Read(ctx, "k")
 		if err != nil {
-			return acked, 0, "read: " + err.Error()
+			return acked, told, 0, "read: " + err.Error()
 		}
-		return acked, r.Value, ""
+		return acked, told, r.Value, ""
 	}
 	st0 := newErrPartitions(memory.NewPartitions())
-	if _, v, prob := run(st0, "none"); v != 111 || prob != "" {
+	if _, _, v, prob := run(st0, "none"); v != 111 || prob != "" {
 		t.Fatalf("fault-free: %d %s", v, prob)
 	}
 	n := st0.Writes()
 	t.Logf("fault-free writes:\n  %s", strings.Join(st0.Log(), "\n  "))
 	runs := 0
-	bad := map[string]int{}
-	for _, retry := range []string{"none", "same", "other"} {
-		for _, tr := range faulty.Trials(n, false) {
+	bad := map[string]*ecGroup{}
+	for _, retry := range []string{"none", "same", "other", "fresh"} {
+		for _, tr := range ecTrials(n, broken) {
 			st := newErrPartitions(memory.NewPartitions())
 			st.Set(tr.Answers())
 			runs++
-			acked, v, prob := run(st, retry)
-			var probs []string
+			acked, told, v, prob := run(st, retry)
+			var probs, classes []string
 			if prob != "" {
-				probs = append(probs, prob)
+				probs, classes = append(probs, prob), append(classes, "error")
 			}
 			for _, d := range []int64{1, 10, 100} {
-				cnt := (v / d) % 10
-				if acked[d] && cnt != 1 || cnt > 1 {
+				switch cnt := (v / d) % 10; {
+				case prob != "":
+				case acked[d] && cnt != 1 || cnt > 1:
 					probs = append(probs, fmt.Sprintf("add %d (acked %v) counted %d", d, acked[d], cnt))
+					classes = append(classes, fmt.Sprintf("counted %d", cnt))
+				case told[d] && cnt != 0:
+					probs = append(probs, fmt.Sprintf("add %d told not written, counted %d", d, cnt))
+					classes = append(classes, fmt.Sprintf("told not written, counted %d", cnt))
 				}
 			}
 			if len(probs) > 0 {
 				key := fmt.Sprintf("%s/%s/apply=%v", retry, tr.Kind.Name, tr.Apply)
-				bad[key]++
-				if bad[key] == 1 {
-					t.Errorf("%s %v v=%d: %s\n  %s", key, tr, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
+				g := bad[key]
+				if g == nil {
+					g = &ecGroup{problems: map[string]int{}}
+					bad[key] = g
+					t.Logf("%s %v v=%d: %s\n  %s", key, tr, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
+				}
+				g.runs++
+				for _, c := range classes {
+					g.problems[c]++
 				}
 			}
 		}
 	}
 	t.Logf("runs %d (%d writes fault-free), bad groups %d", runs, n, len(bad))
+	return bad
 }
