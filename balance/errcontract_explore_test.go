@@ -3,6 +3,7 @@ package balance_test
 import (
 	"context"
 	"fmt"
+	"github.com/counterkit/counterkit/store/faulty"
 	"maps"
 	"slices"
 	"strings"
@@ -86,7 +87,7 @@ func ecCheck(acked, told map[int64]bool, v int64, prob string) (probs, classes [
 // not and answered with each error kind (and crdt.ErrUnavailable, not
 // landed); a failed add or apply is retried with the same id (same
 // instance or another), or, with "fresh", under a new id after an error
-// saying nothing was written (ecNotWritten) and with the same id after
+// saying nothing was written (isNotWritten) and with the same id after
 // any other; with "late" every transaction is applied again at the end,
 // after the merges (it must be a duplicate). Failed merges are left to the
 // next. Every acknowledged update counts once, none twice, and one whose
@@ -141,7 +142,7 @@ type ecGroup struct {
 	problems map[string]int
 }
 
-// exploreBalanceErrors runs both scenarios under every ecTrials plan
+// exploreBalanceErrors runs both scenarios under every faulty.Trials plan
 // (broken: with landed refusals) and caller policy, and returns the groups
 // of runs that went wrong.
 func exploreBalanceErrors(t *testing.T, broken bool) map[string]*ecGroup {
@@ -170,17 +171,17 @@ func exploreBalanceErrors(t *testing.T, broken bool) map[string]*ecGroup {
 			case "add":
 				id := timeid.New(c.Now())
 				err := as[s.on].Add(ctx, "a", id, s.amount)
-				notWritten := ecNotWritten(err)
+				notWritten := isNotWritten(err)
 				for try := 0; err != nil && try < 3 && retry != "none"; try++ {
 					on := s.on
 					if retry == "other" {
 						on = 1 - on
 					}
-					if retry == "fresh" && ecNotWritten(err) {
+					if retry == "fresh" && isNotWritten(err) {
 						id = timeid.New(c.Now()) // nothing was written: a new update
 					}
 					err = as[on].Add(ctx, "a", id, s.amount)
-					notWritten = notWritten && ecNotWritten(err)
+					notWritten = notWritten && isNotWritten(err)
 				}
 				acked[s.amount] = err == nil
 				told[s.amount] = notWritten
@@ -227,17 +228,17 @@ func exploreBalanceErrors(t *testing.T, broken bool) map[string]*ecGroup {
 			case "add":
 				txn := crdt.TxnID(fmt.Sprint("t", s.amount))
 				err := apply(s, s.on, txn)
-				notWritten := ecNotWritten(err)
+				notWritten := isNotWritten(err)
 				for try := 0; err != nil && try < 3 && retry != "none" && retry != "late"; try++ {
 					on := s.on
 					if retry == "other" {
 						on = 1 - on
 					}
-					if retry == "fresh" && ecNotWritten(err) {
+					if retry == "fresh" && isNotWritten(err) {
 						txn = crdt.TxnID(fmt.Sprint("t", s.amount, ".", try)) // nothing was written: a new transaction
 					}
 					err = apply(s, on, txn)
-					notWritten = notWritten && ecNotWritten(err)
+					notWritten = notWritten && isNotWritten(err)
 				}
 				acked[s.amount] = err == nil
 				told[s.amount] = notWritten
@@ -279,7 +280,7 @@ func exploreBalanceErrors(t *testing.T, broken bool) map[string]*ecGroup {
 		n := st0.Writes()
 		groups := 0
 		for _, retry := range []string{"none", "same", "other", "late", "fresh"} {
-			for _, tr := range ecTrials(n, broken) {
+			for _, tr := range faulty.Trials(n, broken) {
 				st := newErrPartitions(memory.NewPartitions())
 				st.Set(tr.Answers())
 				runs++

@@ -3,6 +3,7 @@ package deltalog_test
 import (
 	"context"
 	"fmt"
+	"github.com/counterkit/counterkit/store/faulty"
 	"maps"
 	"slices"
 	"strings"
@@ -18,7 +19,7 @@ import (
 // store write possibly landed or not and answered with each error kind
 // (and crdt.ErrUnavailable, not landed); the caller retries a failed Add
 // with the same id (on the same Counters or another), or, with "fresh",
-// under a new id after an error saying nothing was written (ecNotWritten)
+// under a new id after an error saying nothing was written (isNotWritten)
 // and with the same id after any other; it ignores a failed Merge or
 // Compact (a later one does it). Every acknowledged add counts once, none
 // twice, and an add whose every attempt was answered "nothing written"
@@ -72,7 +73,7 @@ type ecGroup struct {
 	problems map[string]int
 }
 
-// exploreDeltalogErrors runs the scenario under every ecTrials plan
+// exploreDeltalogErrors runs the scenario under every faulty.Trials plan
 // (broken: with landed refusals) and caller policy, and returns the groups
 // of runs that went wrong.
 func exploreDeltalogErrors(t *testing.T, broken bool) map[string]*ecGroup {
@@ -115,17 +116,17 @@ func exploreDeltalogErrors(t *testing.T, broken bool) map[string]*ecGroup {
 			case "add":
 				id := timeid.New(clock.Now())
 				err := cs[s.on].Add(ctx, "k", id, s.delta)
-				notWritten := ecNotWritten(err)
+				notWritten := isNotWritten(err)
 				for try := 0; err != nil && try < 3 && retry != "none"; try++ {
 					on := s.on
 					if retry == "other" {
 						on = 1 - on
 					}
-					if retry == "fresh" && ecNotWritten(err) {
+					if retry == "fresh" && isNotWritten(err) {
 						id = timeid.New(clock.Now()) // nothing was written: a new update
 					}
 					err = cs[on].Add(ctx, "k", id, s.delta)
-					notWritten = notWritten && ecNotWritten(err)
+					notWritten = notWritten && isNotWritten(err)
 				}
 				acked[s.delta] = err == nil
 				told[s.delta] = notWritten
@@ -161,7 +162,7 @@ func exploreDeltalogErrors(t *testing.T, broken bool) map[string]*ecGroup {
 	runs := 0
 	bad := map[string]*ecGroup{}
 	for _, retry := range []string{"none", "same", "other", "fresh"} {
-		for _, tr := range ecTrials(n, broken) {
+		for _, tr := range faulty.Trials(n, broken) {
 			st := newErrPartitions(memory.NewPartitions())
 			st.Set(tr.Answers())
 			runs++

@@ -257,13 +257,14 @@ func ExampleAnswer() {
 	// Output: connection reset 1
 }
 
-// WriteErrors lists the errors a test can give a write; a Refusal is
-// given only to a write that did not land.
+// WriteErrors lists the errors a test can give a write; Trials gives a
+// NotWritten one only to a write that did not land.
 func ExampleWriteError() {
 	for _, e := range faulty.WriteErrors {
-		fmt.Println(e.Name, e.Refusal)
+		fmt.Println(e.Name, e.NotWritten)
 	}
 	// Output:
+	// unavailable true
 	// too-large true
 	// corrupt true
 	// invalid-key true
@@ -285,10 +286,10 @@ func ExampleTrial() {
 		inner := memory.NewSiblings()
 		plan := faulty.NewPlan(tr.Answers())
 		err := faulty.NewSiblings(inner, faulty.Options{Hook: plan.Hook}).Put(ctx, "k", "w", []byte("v"), nil)
-		fmt.Println(tr, errors.Is(err, crdt.ErrTooLarge), inner.Count("k"))
+		fmt.Println(tr, errors.Is(err, crdt.ErrUnavailable), inner.Count("k"))
 	}
 	// Output:
-	// 65 too-large/apply=false #1-#1 ambiguous/apply=false #3-#3
-	// too-large/apply=false #1-#1 true 0
-	// too-large/apply=false #1-#2 true 0
+	// 70 unavailable/apply=false #1-#1 ambiguous/apply=false #3-#3
+	// unavailable/apply=false #1-#1 true 0
+	// unavailable/apply=false #1-#2 true 0
 }

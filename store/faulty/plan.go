@@ -89,15 +89,17 @@ func (p *Plan) Log() []string {
 type WriteError struct {
 	Name string
 	Err  error
-	// Refusal: a refusal of the write for what it is, which a store
-	// returns only when nothing was written (package store, "Errors").
-	Refusal bool
+	// NotWritten: an error a store returns only when nothing was
+	// written (package store, "Errors"): crdt.ErrUnavailable and the
+	// refusals of the input.
+	NotWritten bool
 }
 
-// WriteErrors are the kinds of error a write can end with, besides
-// crdt.ErrUnavailable: the refusals of the input, and errors a caller must
-// take as ambiguous (the write may have landed).
+// WriteErrors are the kinds of error a write can end with: those saying
+// nothing was written, and those a caller must take as ambiguous (the
+// write may have landed).
 var WriteErrors = []WriteError{
+	{"unavailable", fmt.Errorf("faulty: injected: %w", crdt.ErrUnavailable), true},
 	{"too-large", fmt.Errorf("faulty: injected size refusal: %w", crdt.ErrTooLarge), true},
 	{"corrupt", fmt.Errorf("faulty: injected token refusal: %w", crdt.ErrCorruptEncoding), true},
 	{"invalid-key", fmt.Errorf("faulty: injected key refusal: %w", crdt.ErrInvalidKey), true},
@@ -129,13 +131,13 @@ func (t Trial) String() string {
 
 // Trials returns the trials of a run of n writes: each of WriteErrors
 // answering one write, or two in a row, among the first n+2 (a retry may
-// add writes), landed or not, except a Refusal landed (which a store never
-// answers) unless landedRefusals.
-func Trials(n int, landedRefusals bool) []Trial {
+// add writes), landed or not, except a NotWritten error answering a
+// landed write (which a store never does) unless broken.
+func Trials(n int, broken bool) []Trial {
 	var out []Trial
 	for _, k := range WriteErrors {
 		for _, apply := range []bool{true, false} {
-			if apply && k.Refusal && !landedRefusals {
+			if apply && k.NotWritten && !broken {
 				continue
 			}
 			for p := 1; p <= n+2; p++ {
