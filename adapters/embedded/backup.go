@@ -68,7 +68,7 @@ const CopyTempName = FileName + ".copy"
 // FileName, durably; op names the operation in errors.
 func writeInto(op, dir string, timeout time.Duration, prepare func() error, write, check func(tmp string) error) (err error) {
 	_, statErr := os.Stat(dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := makeDir(dir); err != nil {
 		return fmt.Errorf("embedded: %s: %w: %w", op, crdt.ErrUnavailable, err)
 	}
 	lock, err := lockDir(dir, timeout, false)

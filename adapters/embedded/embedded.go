@@ -162,7 +162,7 @@ func Open(dir string, opts Options) (db *DB, err error) {
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil, fmt.Errorf("embedded: no data file %s in %s: %w", FileName, dir, crdt.ErrNotFound)
 		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	} else if err := makeDir(dir); err != nil {
 		return nil, fmt.Errorf("embedded: create directory: %w: %w", crdt.ErrUnavailable, err)
 	}
 	lock, err := lockDir(dir, opts.LockTimeout, opts.ReadOnly)
@@ -419,6 +419,31 @@ func syncClose(f interface {
 		err = f.Sync()
 	}
 	return cmp.Or(err, f.Close())
+}
+
+// makeDir makes dir and its missing parents, as os.MkdirAll, and syncs
+// the parent of each directory it makes, so that a write acknowledged in
+// a new directory survives a power loss with the directory's entry.
+func makeDir(dir string) error {
+	var made []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, d := range made {
+		if err := syncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func syncDir(dir string) error {
