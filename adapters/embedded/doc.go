@@ -27,7 +27,8 @@
 //     file first and changes nothing (crdt.ErrCorruptEncoding,
 //     crdt.ErrMisconfiguredStore, crdt.ErrUnsupportedVersion), every
 //     record carries a CRC-32C, DB.Verify checks a live store, and none of
-//     them crashes or hangs. One exception: a format 1 file (0.1.0) has no
+//     them crashes or hangs (damage to a page of the tree that appears
+//     while the file is open can: README.md, "Opening, locking and damage"). One exception: a format 1 file (0.1.0) has no
 //     digests and its tombstones no checksum, so damage to a tombstone
 //     made before Open upgrades it is not found (README.md, Layout).
 //   - One process: Open locks the directory; a second Open gets ErrLocked.
