@@ -38,7 +38,9 @@ var (
 )
 
 // Options configure Accounts; a zero field selects its default. SPEC.md
-// 9.3 gives the timing assumptions they encode.
+// 9.3 gives the timing assumptions they encode. Every process that writes
+// or merges an account must use the same: New checks the bounds among one
+// set of Options only.
 type Options struct {
 	// Window is the write window: Add refuses an update id older than
 	// now − Window. Default 5 minutes.

@@ -50,7 +50,7 @@ import (
 // same row (counting once) and is answered Applied.
 //
 // Transactions keeps only when it last checked each account's layout (at
-// most 16,384 accounts) and is safe for concurrent use;
+// most 16,384 accounts: SPEC.md 9.4 "Layout") and is safe for concurrent use;
 // any number of them, in any number of processes, may share a store. Its
 // partitions are the account key followed by '#' (refused in its account
 // keys): a plain Accounts sharing the store must not use such keys.
@@ -62,6 +62,11 @@ type Transactions struct {
 }
 
 // TxnOptions configure Transactions; a zero field selects its default.
+// Every Transactions of an account must use the same: the layout marker
+// refuses another layout (Partitions, RecordShards, RetryWindow), but
+// nothing checks that the timing of one process (Deadline, Options) fits
+// another's, and a writer whose Deadline exceeds a merger's SettleGrace −
+// SafetyMargin can count a retry twice (SPEC.md 9.3, timing assumptions).
 type TxnOptions struct {
 	// Options are the accounts' timing (their Window bounds Accounts.Add
 	// only: a transaction's row is not checked against it).
@@ -214,8 +219,11 @@ func (tx *Transactions) Options() TxnOptions { return tx.opts }
 
 // Conflicts returns the transactions of account whose id was applied with
 // more than one amount (by row id: Conflict.UpdateID is TxnRowID of the
-// transaction), one read of each row partition, after the account's layout
-// check (as Balance's).
+// transaction) and whose rows are still stored, one read of each row
+// partition, after the account's layout check (as Balance's). Every merge
+// reports those it reads (MergeReport.Conflicts, and its observer event);
+// once merges have settled and removed their rows, Conflicts no longer
+// lists them.
 func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Conflict, error) {
 	if err := tx.checkAccount(account); err != nil {
 		return nil, err
@@ -394,8 +402,9 @@ func (tx *Transactions) rowsOf(account string, id ID) string {
 // recorded and outside its window (crdt.ErrOutsideWindow). A store error
 // is returned as the store wraps it (crdt.ErrAmbiguousWrite when the row
 // may have landed: a retry rewrites the same row). Apply does not read the
-// balance, so a credit that takes it past int64 is stored: Balance and
-// Merge then fail crdt.ErrOverflow until debits bring it back.
+// balance, so a credit that takes it past int64 is stored: Balance then
+// fails crdt.ErrOverflow until debits bring it back (merges go on, SPEC.md
+// 9.3 step 5).
 func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnID, amount int64) (Outcome, error) {
 	if err := tx.checkAccount(account); err != nil {
 		return 0, err

@@ -27,7 +27,11 @@ import (
 const layoutTrust = time.Second
 
 // layoutChecksMax is the most accounts whose last check a Transactions
-// remembers; past it, it forgets them all.
+// remembers. When full, it forgets the checks it no longer trusts and, if
+// that frees fewer than an eighth, other checks at random up to an eighth
+// (trustLayout), so a full table costs O(1) a check: an account's marker
+// is read at most once a second while fewer than this many accounts are
+// written in a second.
 const layoutChecksMax = 1 << 14
 
 // layoutMarkID is the update id of the layout marker's rows.
@@ -149,8 +153,21 @@ func AccountLayout(ctx context.Context, st store.Partitions, account string) (o 
 func (tx *Transactions) trustLayout(account string, now time.Time) {
 	tx.checked.mu.Lock()
 	defer tx.checked.mu.Unlock()
-	if tx.checked.at == nil || len(tx.checked.at) >= layoutChecksMax {
+	if tx.checked.at == nil {
 		tx.checked.at = map[string]time.Time{}
+	}
+	if _, ok := tx.checked.at[account]; !ok && len(tx.checked.at) >= layoutChecksMax {
+		for a, at := range tx.checked.at {
+			if now.Before(at) || now.Sub(at) >= layoutTrust {
+				delete(tx.checked.at, a)
+			}
+		}
+		for a := range tx.checked.at { // in Go's random order
+			if len(tx.checked.at) <= layoutChecksMax-layoutChecksMax/8 {
+				break
+			}
+			delete(tx.checked.at, a)
+		}
 	}
 	tx.checked.at[account] = now
 }
