@@ -43,8 +43,9 @@ type BookOptions struct {
 // forgets any one beyond; a key forgotten writes a new incarnation. Stats
 // reports the counts; LandPending writes what it can.
 //
-// A Book starts no goroutines and has no Close; a service that stops calls
-// LandPending. It is safe for concurrent use: create one per actor when
+// A Book starts no goroutines and has no Close: a service calls
+// LandPending every few seconds, well within RetireAfter (Ledger.Pending
+// says why), and when it stops. It is safe for concurrent use: create one per actor when
 // the process starts and reuse it.
 type Book struct {
 	store store.Siblings

@@ -579,7 +579,12 @@ func (l *Ledger) setWriter(w crdt.ActorID, own ownEntry) {
 // Pending reports whether the ledger holds a write not known to have landed
 // (its last Put was ambiguous). The next successful write or Find lands it,
 // and Find also writes owed records and take-outs (SPEC.md 6.11): a
-// service that stops calls Find once (a Book: LandPending).
+// service that stops calls Find once (a Book: LandPending). Land them
+// well within RetireAfter, say every few seconds (examples/service: every
+// second): a ledger that holds such a write, or answers only duplicates,
+// looks idle to the others, and once another ledger has retired its
+// entry, a write in doubt that lands can count a transaction twice (SPEC.md
+// 6.11, Limits, "Retirement of a writer whose write is in doubt").
 func (l *Ledger) Pending() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -138,8 +138,8 @@ func (j *jsonErrors) Write(b []byte) (int, error) {
 //
 // While it serves, it lands pending writes every config.LandEvery: a write
 // whose outcome the store left unknown is held by its ledger until the
-// account's next request, and the ledger package asks that it land
-// promptly, whether or not its client retries.
+// account's next request, and the ledger package asks that it land well
+// within RetireAfter, whether or not its client retries (Ledger.Pending).
 func (s *service) Serve(ctx context.Context, stop func(), ln net.Listener, timeout time.Duration) error {
 	// Requests do not end with ctx: a shutdown lets them finish first.
 	base, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
