@@ -624,7 +624,8 @@ func (l *Ledger) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 	return l.Update(ctx, txn, amount)
 }
 
-// refused reports to o an update refused before any cycle (invalid input); it returns err.
+// refused reports to o an update refused before any cycle (invalid input,
+// a Sharded layout it may not write); it returns err.
 func refused(ctx context.Context, o observe.Observer, err error) error {
 	_, op := observe.Start(ctx, o, "ledger", "update")
 	op.End(observe.Event{Err: err})

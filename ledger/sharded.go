@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/counterkit/counterkit/observe"
 	"hash/fnv"
 	"math/big"
 	"slices"
@@ -167,7 +168,7 @@ func (s *Sharded) Pending() bool {
 // Credit adds amount (> 0) under transaction txn on txn's sub-key.
 func (s *Sharded) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	if err := positive("credit", amount); err != nil {
-		return Result{}, err
+		return Result{}, refused(ctx, s.opts.Observer, err)
 	}
 	return s.Update(ctx, txn, amount)
 }
@@ -175,7 +176,7 @@ func (s *Sharded) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 // Debit subtracts amount (> 0) under transaction txn on txn's sub-key.
 func (s *Sharded) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	if err := positive("debit", amount); err != nil {
-		return Result{}, err
+		return Result{}, refused(ctx, s.opts.Observer, err)
 	}
 	return s.Update(ctx, txn, -amount)
 }
@@ -189,16 +190,27 @@ func (s *Sharded) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 // each, and a state there that holds txn answers the call (SPEC.md 6.12).
 func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	if err := s.sub(s.route(txn)).checkCall(txn, amount); err != nil {
-		return Result{}, err
+		return Result{}, refused(ctx, s.opts.Observer, err)
 	}
 	if err := s.layout(ctx, false); err != nil {
-		return Result{}, err
+		return Result{}, refused(ctx, s.opts.Observer, err)
 	}
 	if r, ok, err := s.elsewhere(ctx, txn, amount); ok || err != nil {
-		return r, err
+		return s.answered(ctx, r, err)
 	}
 	r, err := s.sub(s.route(txn)).Update(ctx, txn, amount)
 	return r, s.wrote(err)
+}
+
+// answered reports to the Observer an update that elsewhere answered (the
+// sub-key's ledger reports the others) and returns r and err.
+func (s *Sharded) answered(ctx context.Context, r Result, err error) (Result, error) {
+	if err != nil {
+		return Result{}, refused(ctx, s.opts.Observer, err)
+	}
+	_, op := observe.Start(ctx, s.opts.Observer, "ledger", "update")
+	op.End(observe.Event{Outcome: outcomeName(r.Outcome), Attempts: 1})
+	return r, nil
 }
 
 // elsewhere answers a write of txn from txn's sub-key under each other n

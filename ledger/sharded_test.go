@@ -840,3 +840,61 @@ func TestShardedObserver(t *testing.T) {
 	_, _ = s.Value(ctx)
 	require.Equal(t, map[string]int{"update/" + observe.Applied: 1, "update/" + observe.Duplicate: 1, "read/" + observe.OK: 4}, ops)
 }
+
+// A Sharded reports to its Observer the updates it answers or refuses
+// itself: invalid input, a layout it may not write, and a retry answered
+// from the sub-key of the other n of a layout race; the sub-keys' ledgers
+// report the rest.
+func TestShardedObserverSeesWhatItAnswers(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var events []observe.Event
+	obs := observe.Func(func(_ context.Context, e observe.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if e.Component == "ledger" {
+			events = append(events, e)
+		}
+	})
+	taken := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []string
+		for _, e := range events {
+			out = append(out, e.Op+"/"+e.Outcome)
+		}
+		events = nil
+		return out
+	}
+	st := memory.NewSiblings()
+	s4, err := NewSharded(st, "acct", 4, Options{Actor: "a", Observer: obs})
+	require.NoError(t, err)
+	_, err = s4.Credit(ctx, "t", 5)
+	require.NoError(t, err)
+	_, err = s4.Credit(ctx, "u", -5)
+	require.ErrorIs(t, err, crdt.ErrInvalidAmount)
+	_, err = s4.Debit(ctx, "u", 0)
+	require.ErrorIs(t, err, crdt.ErrInvalidAmount)
+	_, err = s4.Update(ctx, "", 5)
+	require.ErrorIs(t, err, crdt.ErrInvalidTxnID)
+	require.Equal(t, []string{"update/applied", "update/invalid", "update/invalid", "update/invalid"}, taken())
+
+	// Another n is refused.
+	s2, err := NewSharded(st, "acct", 2, Options{Actor: "b", Observer: obs})
+	require.NoError(t, err)
+	_, err = s2.Credit(ctx, "t", 5)
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	got := taken()
+	require.Len(t, got, 1)
+	require.NotEqual(t, "update/ok", got[0])
+
+	// A layout race: a marker naming 8 beside 4's. A retry of t through 8
+	// is answered from t's sub-key under 4.
+	require.NoError(t, st.Put(ctx, "acct", "c~n8", []byte(shardedMarkerPrefix+"8"), nil))
+	s8, err := NewSharded(st, "acct", 8, Options{Actor: "c", Observer: obs})
+	require.NoError(t, err)
+	r, err := s8.Credit(ctx, "t", 5)
+	require.NoError(t, err)
+	require.Equal(t, tpncounter.Duplicate, r.Outcome)
+	require.Equal(t, []string{"update/duplicate"}, taken())
+}
