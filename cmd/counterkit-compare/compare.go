@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -49,8 +50,9 @@ writes time out while they still land. Each transaction is sent once by
 the worker that made it. A transaction whose write failed (timed out, ended
 ambiguous, or was refused) is resent the way callers resend: after a delay
 drawn between -resend-min and -resend-max, by another worker, so through a
-different writer (another ledger, Counters or Accounts instance) than the
-one that last sent it, and again after each failure until it is
+different writer (another ledger, Counters or Accounts instance; with
+-actors, the ledger of that worker's actor, which may be the same) than
+the one that last sent it, and again after each failure until it is
 acknowledged. The native counter resends the same c = c + 1 (which counts
 again if the first one landed); the counterkit types resend the same
 transaction or update id (ledger, deltalog, balance, transactions) or, for
@@ -71,7 +73,9 @@ Then every counter is read back with -read-timeout and compared:
   drift         final - distinct: 0 is exact; above 0 counts transactions
                 twice; below 0 lost some (at most unresolved of them may
                 legitimately be missing)
-  per_s         acknowledged transactions per second of the run
+  per_s         transactions acknowledged per second of the run, until
+                the last worker stopped making new ones (resends after
+                it are not counted)
   p50, p99      latency of one acknowledged write
   client µs     this process's CPU time (user + system) over the type's
                 run and resends, per acknowledged transaction (of the
@@ -362,11 +366,11 @@ func checkCompareFlags(cfg compareConfig, hosts []string, keyspace, types, forma
 		invalid(len(hosts) == 0, "no Cassandra hosts: give -hosts HOST[,HOST] or set CASSANDRA_HOSTS (the comparison runs against a real Cassandra)"),
 		invalid(keyspace == "", "no keyspace: give -keyspace (an existing keyspace; the tables are created in it)"),
 		invalid(format != "table" && format != "json", "-o must be table or json, not %q", format),
-		invalid(cfg.workers < 1, "-workers must be at least 1"),
+		invalid(cfg.workers < 1 || cfg.workers > 1<<14, "-workers must be in [1, 16384], not %d", cfg.workers),
 		invalid(cfg.duration <= 0 || cfg.duration > 4*time.Minute, "-duration must be in (0, 4m], not %s", cfg.duration),
 		invalid(cfg.count < 0, "-count must not be negative"),
 		invalid(cfg.timeout <= 0 || cfg.readTimeout <= 0, "-timeout and -read-timeout must be positive"),
-		invalid(cfg.resendMin < 0 || cfg.resendMax < cfg.resendMin, "want 0 <= -resend-min <= -resend-max, not %s and %s", cfg.resendMin, cfg.resendMax),
+		invalid(cfg.resendMin < 0 || cfg.resendMax < cfg.resendMin || cfg.resendMax > 24*time.Hour, "want 0 <= -resend-min <= -resend-max <= 24h, not %s and %s", cfg.resendMin, cfg.resendMax),
 		invalid(cfg.resolveFor <= 0, "-resolve-for must be positive"),
 		invalid(cfg.shards < 1, "-shards must be at least 1"),
 		invalid(cfg.flushEvery < 1, "-flush-every must be at least 1"),
@@ -383,9 +387,18 @@ func checkCompareFlags(cfg compareConfig, hosts []string, keyspace, types, forma
 		if !slices.Contains(compareTypes, n) {
 			return nil, cli.Usagef("%w: -types: unknown type %q (want %s)", crdt.ErrInvalidConfig, n, strings.Join(compareTypes, ", "))
 		}
+		// A first resend must reach the store inside the type's write
+		// window, or it is refused and the transaction given up.
+		if w, ok := writeWindows[n]; ok && cfg.resendMax+cfg.timeout >= w {
+			return nil, cli.Usagef("%w: -resend-max %s plus -timeout %s reaches %s's write window (%s): its resends would be refused", crdt.ErrInvalidConfig, cfg.resendMax, cfg.timeout, n, w)
+		}
 	}
 	return names, nil
 }
+
+// writeWindows are the write windows (Options.Window, by default) of the
+// types whose updates are dated: an update older is refused.
+var writeWindows = map[string]time.Duration{"deltalog": 10 * time.Minute, "balance": 5 * time.Minute}
 
 func newRunID() string {
 	b := make([]byte, 4)
@@ -441,6 +454,12 @@ type resendQueue struct {
 	waiting []*txn
 	taken   int // transactions taken and being resent
 	making  int // workers still making new transactions
+	// acked counts acknowledged transactions; ran is when the last worker
+	// stopped making new ones (the run's end, resends aside), and ranAcked
+	// acked then.
+	acked    atomic.Int64
+	ran      time.Time
+	ranAcked int64
 }
 
 // locked runs f (which updates q) under q's lock.
@@ -521,7 +540,6 @@ func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareR
 		})
 	}
 	wg.Wait()
-	elapsed := cfg.now().Sub(start)
 	cpu.stop()
 	var lat []time.Duration
 	for _, s := range stats {
@@ -568,8 +586,8 @@ func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareR
 	}
 	row.Final = final
 	row.Drift = final - row.Distinct
-	if elapsed > 0 {
-		row.PerSecond = float64(row.Acknowledged) / elapsed.Seconds()
+	if ran := q.ran.Sub(start); ran > 0 {
+		row.PerSecond = float64(q.ranAcked) / ran.Seconds()
 	}
 	slices.Sort(lat)
 	row.P50ms, row.P99ms = percentileMS(lat, 50), percentileMS(lat, 99)
@@ -661,6 +679,7 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 			return
 		case err == nil:
 			s.acked += t.amount
+			q.acked.Add(t.amount)
 			s.latencies = append(s.latencies, cfg.now().Sub(begin))
 		default:
 			// A definite failure: given up, unresolved (it may have
@@ -691,7 +710,11 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 					t.seq, t.origin = seq, id
 					send(t)
 				}
-				q.locked(func() { q.making-- })
+				q.locked(func() {
+					if q.making--; q.making == 0 {
+						q.ran, q.ranAcked = cfg.now(), q.acked.Load()
+					}
+				})
 				continue
 			}
 			if t := w.next(seq); t != nil {

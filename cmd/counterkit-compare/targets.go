@@ -267,29 +267,37 @@ func logTarget(cfg compareConfig, typ, key string, open func() (addFunc, readFun
 	if err != nil {
 		return compareTarget{}, err
 	}
-	var base time.Time
-	var once sync.Once
 	node := runNode(cfg.runID)
 	return compareTarget{name: typ, counterkit: true,
 		value: func(ctx context.Context) (int64, error) { return read(ctx, key) },
-		newWriter: func(int) (compareWriter, error) {
-			once.Do(func() { base = cfg.now() })
+		newWriter: func(w int) (compareWriter, error) {
 			add, _, err := open()
 			if err != nil {
 				return compareWriter{}, err
 			}
-			return oneWriter(func(ctx context.Context, x *txn) error {
-				return add(ctx, key, updateID(base, node, x.origin, x.seq), 1)
+			cw, err := oneWriter(func(ctx context.Context, x *txn) error {
+				return add(ctx, key, x.state.(timeid.ID), 1)
 			}, counterkitRetryable)
+			var last time.Time
+			cw.next = func(int) *txn {
+				at := cfg.now().Truncate(time.Microsecond)
+				if !at.After(last) {
+					at = last.Add(time.Microsecond)
+				}
+				last = at
+				return &txn{amount: 1, state: updateID(at, node, w)}
+			}
+			return cw, err
 		}}, nil
 }
 
-// updateID is transaction seq of worker w: a version 1 UUID whose time is
-// base + seq µs (not after the clock when it is first sent, since every
-// transaction takes longer than a microsecond), whose clock sequence is
-// the worker and whose node is the run's. A resend uses the same id.
-func updateID(base time.Time, node uint64, w, seq int) timeid.ID {
-	return timeid.FromParts(base.Add(time.Duration(seq)*time.Microsecond), uint16(w)&0x3fff, node)
+// updateID is a transaction of worker w made at at: a version 1 UUID of
+// that time, whose clock sequence is the worker and whose node is the
+// run's, dated as a caller dates an update when it makes it, so that a
+// resend is as old as the transaction. A resend uses the same id; a
+// worker's ids are at distinct microseconds.
+func updateID(at time.Time, node uint64, w int) timeid.ID {
+	return timeid.FromParts(at, uint16(w)&0x3fff, node)
 }
 
 // runNode is the 48-bit node of the run's update ids.
