@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/counterkit/counterkit/internal/stamp"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -197,7 +198,7 @@ func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, tim
 // Stats.BigSum is exact (SPEC.md 8.3).
 func (c *Counters) Read(ctx context.Context, counter string) (r Reading, err error) {
 	ctx, op := c.t.Start(ctx, "read")
-	defer func() { op.End(observe.Event{Err: err, Rows: r.Cells}) }()
+	defer func() { rowlog.End(&op, err, observe.Event{Attempts: 1, Rows: r.Cells}) }()
 	cells, _, err := c.scanVisible(ctx, counter)
 	if err != nil {
 		return Reading{}, err
@@ -221,6 +222,10 @@ func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, 
 		}
 		rowlog.End(&op, err, e)
 	}()
+	// The cell is stamped before the scan: a Delete acknowledged after the
+	// scan began shadows it, as it shadows the cells it sums (every cell
+	// at one merge id sums the same cells, so an older stamp loses nothing).
+	ts := stamp.Reserve(c.opts.Clock(), 1)
 	cells, start, err := c.scanVisible(ctx, counter)
 	if err != nil {
 		return Cell{}, false, err
@@ -233,6 +238,7 @@ func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, 
 	if err != nil {
 		return Cell{}, false, err
 	}
+	mut.Timestamp = ts
 	if err := c.t.Write(ctx, []store.Mutation{mut}); err != nil {
 		return Cell{}, false, err
 	}

@@ -182,7 +182,7 @@ func (c *Counter[A]) load(ctx context.Context, complete bool) (view[A], error) {
 		}
 		if isTally {
 			if v.tally, err = DecodeTally[A](r.Value); err != nil {
-				return view[A]{}, fmt.Errorf("tally: %q tally: %w", c.key, err)
+				return view[A]{}, fmt.Errorf("tally: %q tally: %w", c.key, damaged(err))
 			}
 			// GC folds only shards that expired Grace before its clock, so
 			// a tally folded through this clock's future was written by no
@@ -195,7 +195,7 @@ func (c *Counter[A]) load(ctx context.Context, complete bool) (view[A], error) {
 		}
 		s, err := DecodeShard[A](r.Value)
 		if err != nil {
-			return view[A]{}, fmt.Errorf("tally: %q shard %q: %w", c.key, id, err)
+			return view[A]{}, fmt.Errorf("tally: %q shard %q: %w", c.key, id, damaged(err))
 		}
 		if s.Mutator != id {
 			return view[A]{}, fmt.Errorf("%w: tally: %q row %q holds the shard of %q", crdt.ErrCorruptEncoding, c.key, id, s.Mutator)
@@ -419,3 +419,13 @@ func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func(
 
 // errLate stops a mutator's attempts once its clock reaches expires_at.
 var errLate = fmt.Errorf("%w: the mutator's expires_at has passed", crdt.ErrExpired)
+
+// damaged wraps a stored row's decoding error in crdt.ErrCorruptEncoding,
+// keeping its own kind: a row of another aggregate, or too large, or of a
+// later version, is a damaged row too (SPEC.md 10).
+func damaged(err error) error {
+	if errors.Is(err, crdt.ErrCorruptEncoding) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", crdt.ErrCorruptEncoding, err)
+}

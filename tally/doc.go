@@ -23,7 +23,11 @@
 //
 // # Caveats
 //
-//   - An ambiguous write not resolved before expires_at stays unknown.
+//   - An ambiguous write not resolved before expires_at stays unknown, and
+//     so does one whose Mutator is lost with its process: only that
+//     Mutator can Retry or Abandon it. Updates applied again through a new
+//     Mutator count twice if the lost write landed; resolve a write in
+//     doubt before the process stops.
 //   - Read cost is linear in the live shards; GC bounds it and needs a
 //     complete read (every replica up), folding at most 9,999 shards a
 //     batch, whole groups of one expires_at: 10,000 mutators of a key
