@@ -88,9 +88,10 @@ type Options struct {
 
 	// RetryPolicy, when not nil, is set on every statement; otherwise the
 	// session's policy applies. Statements are idempotent, so a policy may
-	// resend them; it must neither answer gocql.Ignore nor lower a level
+	// resend them; it must neither answer gocql.Ignore nor change a level
 	// (see CheckRetryPolicy, which New applies to this field only; an
-	// Ignore it did not ask about is taken as Rethrow).
+	// Ignore it did not ask about is taken as Rethrow, and a level it sets
+	// where it did not probe is not applied).
 	RetryPolicy gocql.RetryPolicy
 
 	// ScanPageSize is the number of rows each page of Partitions.Scan
@@ -169,10 +170,20 @@ func overlaps(r, w gocql.Consistency) bool {
 // that failed as no rows): CheckRetryPolicy asks p about every error a
 // statement's attempt can end with (write and read timeouts and failures
 // of every write type, unavailable, overloaded, no response, a closed
-// connection) and refuses a policy answering Ignore to one.
-// *gocql.DowngradingConsistencyRetryPolicy is refused too: it also retries
-// at lower levels. A nil policy is fine. The error wraps
-// crdt.ErrInvalidConfig.
+// connection) and refuses a policy answering Ignore to one. Nor may its
+// Attempt change the statement's consistency level
+// (gocql.RetryableQuery.SetConsistency), which the driver applies to the
+// retry: a lower level breaks the overlap CheckConsistency guarantees, and
+// Cassandra refuses a write at SERIAL or LOCAL_SERIAL and a read at ANY.
+// CheckRetryPolicy calls p.Attempt on probe statements (attempts 1 to
+// retryProbeAttempts at each level CheckConsistency accepts; not for
+// gocql's own SimpleRetryPolicy and ExponentialBackoffRetryPolicy, which
+// never set one, the latter sleeping in Attempt; a policy of yours that
+// sleeps there makes the check wait) and refuses a policy that sets
+// another level on one; a level set where it did not probe is not applied
+// to a statement of a DB with the policy as Options.RetryPolicy.
+// *gocql.DowngradingConsistencyRetryPolicy is refused as such: it does
+// both. A nil policy is fine. The error wraps crdt.ErrInvalidConfig.
 func CheckRetryPolicy(p gocql.RetryPolicy) error {
 	if p == nil {
 		return nil
@@ -185,8 +196,44 @@ func CheckRetryPolicy(p gocql.RetryPolicy) error {
 			return fmt.Errorf("%w: retry policy %T answers gocql.Ignore to %T (%v), which the driver reports as success", crdt.ErrInvalidConfig, p, err, err)
 		}
 	}
+	switch p.(type) {
+	case *gocql.SimpleRetryPolicy, *gocql.ExponentialBackoffRetryPolicy:
+		return nil
+	}
+	for attempts := 1; attempts <= retryProbeAttempts; attempts++ {
+		for _, c := range statementLevels {
+			q := &probeQuery{attempts: attempts, cons: c}
+			p.Attempt(q)
+			if q.cons != c {
+				return fmt.Errorf("%w: retry policy %T sets consistency %v on attempt %d of a statement at %v; a retry must keep the statement's level",
+					crdt.ErrInvalidConfig, p, q.cons, attempts, c)
+			}
+		}
+	}
 	return nil
 }
+
+// retryProbeAttempts is how many attempts of a statement CheckRetryPolicy
+// hands a policy's Attempt at each level. A level set on a later attempt
+// is not applied either (guarded).
+const retryProbeAttempts = 3
+
+// statementLevels are the levels CheckConsistency accepts for an
+// operation: those the adapter's statements are sent at.
+var statementLevels = []gocql.Consistency{gocql.One, gocql.Two, gocql.Three, gocql.Quorum, gocql.All,
+	gocql.LocalQuorum, gocql.EachQuorum, gocql.LocalOne}
+
+// probeQuery is the gocql.RetryableQuery CheckRetryPolicy hands a policy:
+// a statement at cons after attempts attempts, with no deadline.
+type probeQuery struct {
+	attempts int
+	cons     gocql.Consistency
+}
+
+func (q *probeQuery) Attempts() int                      { return q.attempts }
+func (q *probeQuery) SetConsistency(c gocql.Consistency) { q.cons = c }
+func (q *probeQuery) GetConsistency() gocql.Consistency  { return q.cons }
+func (q *probeQuery) Context() context.Context           { return context.Background() }
 
 // attemptErrors are errors a statement's attempt can end with, as the
 // driver hands them to a retry policy: what CheckRetryPolicy asks about.
@@ -212,17 +259,30 @@ func attemptErrors() []error {
 		context.DeadlineExceeded, context.Canceled)
 }
 
-// noIgnore is the policy set on the adapter's statements for
+// guarded is the policy set on the adapter's statements for
 // Options.RetryPolicy: the same answers, except that Ignore, for an error
-// CheckRetryPolicy did not ask about, becomes Rethrow.
-type noIgnore struct{ gocql.RetryPolicy }
+// CheckRetryPolicy did not ask about, becomes Rethrow, and that Attempt
+// hands the policy the statement through keptLevel, so a level the policy
+// sets where CheckRetryPolicy did not probe (a later attempt, a context
+// it reads) is not applied: the retry goes at the statement's own level.
+type guarded struct{ gocql.RetryPolicy }
 
-func (p noIgnore) GetRetryType(err error) gocql.RetryType {
+func (p guarded) Attempt(q gocql.RetryableQuery) bool {
+	return p.RetryPolicy.Attempt(keptLevel{q})
+}
+
+func (p guarded) GetRetryType(err error) gocql.RetryType {
 	if t := p.RetryPolicy.GetRetryType(err); t != gocql.Ignore {
 		return t
 	}
 	return gocql.Rethrow
 }
+
+// keptLevel is a statement as guarded hands it to a policy: SetConsistency
+// does nothing.
+type keptLevel struct{ gocql.RetryableQuery }
+
+func (keptLevel) SetConsistency(gocql.Consistency) {}
 
 // Table names, without prefix.
 const (
@@ -291,7 +351,7 @@ func newDB(session *gocql.Session, keyspace string, opts Options) (*DB, error) {
 		db.now = time.Now
 	}
 	if opts.RetryPolicy != nil {
-		db.retry = noIgnore{opts.RetryPolicy}
+		db.retry = guarded{opts.RetryPolicy}
 	}
 	for op := OpSiblingsFetch; op < opEnd; op++ {
 		db.cons[op] = level(opts.Consistency, op)

@@ -27,6 +27,10 @@ package cassandra
 //     of N is longer than maximum of 65535"), a text value that is not
 //     UTF-8 ("String didn't validate."), or null to a key column compared
 //     by = ("Invalid null value in condition for column c");
+//   - a read at ANY, and a write that is not a batch at SERIAL or
+//     LOCAL_SERIAL, are refused ("ANY ConsistencyLevel is only supported
+//     for writes", "You must use conditional updates for serializable
+//     writes": ConsistencyLevel.validateForRead and validateForWrite);
 //   - the cluster is one node at replication factor 1: a level asking for
 //     two or three replicas is unavailable; system_schema.keyspaces gives
 //     every keyspace SimpleStrategy at RF 1;
@@ -603,6 +607,30 @@ func (m *cqlModel) checkTable(cql string) error {
 	return nil
 }
 
+// checkReadLevel refuses a read at ANY, as Cassandra 4.0 does before
+// building the read (SelectStatement.execute calls
+// ConsistencyLevel.validateForRead: "ANY ConsistencyLevel is only
+// supported for writes").
+func checkReadLevel(cons gocql.Consistency) error {
+	if cons == gocql.Any {
+		return invalidRequest("ANY ConsistencyLevel is only supported for writes")
+	}
+	return nil
+}
+
+// checkWriteLevel refuses a statement that is not conditional at SERIAL
+// or LOCAL_SERIAL, as Cassandra 4.0 does before building its mutations
+// (ModificationStatement.executeWithoutCondition calls
+// ConsistencyLevel.validateForWrite: "You must use conditional updates for
+// serializable writes"). A batch is not checked: BatchStatement.execute
+// does not call validateForWrite.
+func checkWriteLevel(stmts []stmt, cons gocql.Consistency) error {
+	if len(stmts) == 1 && (cons == gocql.Serial || cons == gocql.LocalSerial) {
+		return invalidRequest("You must use conditional updates for serializable writes")
+	}
+	return nil
+}
+
 // checkReplicas refuses a request at cons needing more replicas than
 // there are. Cassandra checks it after building the request's mutations
 // or read commands, so after the checks of its bound values.
@@ -663,14 +691,18 @@ func (m *cqlModel) driverSend(ctx context.Context, db *DB, op Op, stmts []stmt) 
 
 // send is one attempt of a write at the node: checks, then the statements
 // applied as one batch, or refused whole. The checks run in Cassandra
-// 4.0's order: the tables (at prepare), each statement's bound values (as
-// its mutations are built), the batch size (BatchStatement.verifyBatchSize),
-// the replicas (StorageProxy), the mutation size.
+// 4.0's order: the tables (at prepare), the level of a single statement
+// (checkWriteLevel), each statement's bound values (as its mutations are
+// built), the batch size (BatchStatement.verifyBatchSize), the replicas
+// (StorageProxy), the mutation size.
 func (m *cqlModel) send(stmts []stmt, cons gocql.Consistency) error {
 	for _, s := range stmts {
 		if err := m.checkTable(s.cql); err != nil {
 			return err
 		}
+	}
+	if err := checkWriteLevel(stmts, cons); err != nil {
+		return err
 	}
 	ops := make([]modelOp, len(stmts))
 	for i, s := range stmts {
@@ -791,7 +823,8 @@ func (m *cqlModel) driverPage(ctx context.Context, db *DB, op Op, cql string, ar
 }
 
 // read is one page of a SELECT at cons, checked in Cassandra 4.0's order
-// (SelectStatement.getSliceCommands): the bound values, the partition key
+// (SelectStatement.execute, then getSliceCommands): the level
+// (checkReadLevel), the bound values, the partition key
 // (QueryProcessor.validateKey), the replicas.
 func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byte, cons gocql.Consistency) ([][]any, []byte, error) {
 	if op.isWrite() {
@@ -800,6 +833,9 @@ func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byt
 	mm := selectRE.FindStringSubmatch(cql)
 	if mm == nil {
 		return nil, nil, fmt.Errorf("model: unexpected read %q", cql)
+	}
+	if err := checkReadLevel(cons); err != nil {
+		return nil, nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

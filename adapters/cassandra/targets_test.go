@@ -5,7 +5,9 @@ package cassandra
 // Cassandra's rules (model_test.go) always, so CI checks every expectation
 // the body makes, and on the cluster named by CASSANDRA_HOSTS when it is
 // set. TestServerTestsHaveModelTwins (twins_test.go) fails when a test
-// reaches the cluster any other way.
+// reaches the cluster any other way. Benchmarks measure the cluster alone
+// (benchOnCluster, bench_test.go); a test runs each one's body once on the
+// model (benchOnModel).
 
 import (
 	"context"

@@ -3,7 +3,9 @@ package cassandra
 // A test that only runs against a real server is not run by CI, so its
 // expectations can drift from the code unseen. This file checks, from the
 // package's test sources, that every test reaching the cluster does so
-// through eachTarget, which runs the same body on the model in CI.
+// through eachTarget, which runs the same body on the model in CI, and
+// every benchmark through benchOnCluster, with a test running its body on
+// the model through benchOnModel (bench_twins_test.go).
 
 import (
 	"fmt"
@@ -18,7 +20,7 @@ import (
 var cassandraTwins = twincheck.Rules{
 	Roots:    []string{"integration"},
 	Env:      "CASSANDRA_HOSTS",
-	Gates:    []string{"eachTarget", "EachTarget"},
+	Gates:    []string{"eachTarget", "EachTarget", "benchOnCluster", "benchOnModel"},
 	Prefixes: []string{"TestIntegration", "TestConformance", "TestExampleRuns"},
 	Marker:   "Server",
 	Twin:     "model",
@@ -31,7 +33,7 @@ var cassandraTwins = twincheck.Rules{
 func TestServerTestsHaveModelTwins(t *testing.T) {
 	problems, gated := twincheck.Check(t, ".", cassandraTwins)
 	require.Empty(t, problems)
-	t.Logf("%d tests run their bodies on the model and the cluster: %s", len(gated), strings.Join(gated, " "))
+	t.Logf("%d tests and benchmarks run their bodies on the model and the cluster: %s", len(gated), strings.Join(gated, " "))
 	require.GreaterOrEqual(t, len(gated), 17, "the integration tests are still found")
 }
 
@@ -44,7 +46,7 @@ func TestTwinCheckCatchesUntwinnedTests(t *testing.T) {
 	}{
 		{"a server test with no model run", `package cassandra
 func TestIntegrationAlone(t *testing.T) { db := newTestDB(t, Options{}); _ = db }`, []string{
-			"TestIntegrationAlone runs no body through eachTarget or EachTarget",
+			"TestIntegrationAlone runs no body through eachTarget or EachTarget or benchOnCluster or benchOnModel",
 			"reaches the server without running on the model: TestIntegrationAlone → newTestDB → integration",
 		}},
 		{"through a helper, any name", `package cassandra
@@ -58,7 +60,7 @@ func TestEnv(t *testing.T) { if os.Getenv("CASSANDRA_HOSTS") == "" { t.Skip() } 
 		}},
 		{"named as a server test, no gate", `package cassandra
 func TestIntegrationModelOnly(t *testing.T) { modelSiblings(t) }`, []string{
-			"TestIntegrationModelOnly runs no body through eachTarget or EachTarget",
+			"TestIntegrationModelOnly runs no body through eachTarget or EachTarget or benchOnCluster or benchOnModel",
 		}},
 		{"a body that asserts on the server only", `package cassandra
 func TestIntegrationBranch(t *testing.T) {

@@ -4,7 +4,10 @@ package riak_test
 // expectations can drift from the code unseen. This file checks, from the
 // package's test sources, that every test reaching a real Riak does so
 // through eachBackend (or forEachBackend), which runs the same body on the
-// test double, in a created bucket type and in the default type, in CI.
+// test double, in a created bucket type and in the default type, in CI;
+// and that every benchmark reaching a real Riak does so through
+// benchOnRiak, with a test running its body on the doubles through
+// benchOnDoubles (go test runs no benchmark).
 
 import (
 	"strings"
@@ -18,25 +21,27 @@ import (
 var riakTwins = twincheck.Rules{
 	Roots:    []string{"realTarget"},
 	Env:      "RIAK_ADDR",
-	Gates:    []string{"eachBackend", "forEachBackend"},
+	Gates:    []string{"eachBackend", "forEachBackend", "benchOnRiak", "benchOnDoubles"},
 	Prefixes: []string{"TestBackend", "TestConcurrent", "TestConformance"},
 	Marker:   "srv",
 	Twin:     "double",
 }
 
-// TestServerTestsHaveDoubleTwins: every test of the package that can reach
-// a real Riak does so through eachBackend or forEachBackend, so its body
-// also runs on the test double in CI; the backend, concurrency and suite
-// tests do; no body asserts only on one backend.
+// TestServerTestsHaveDoubleTwins: every test and benchmark of the package
+// that can reach a real Riak does so through eachBackend or
+// forEachBackend (a benchmark: benchOnRiak, its body run by a test through
+// benchOnDoubles), so its body also runs on the test double in CI; the
+// backend, concurrency and suite tests do; no body asserts only on one
+// backend.
 //
-// Not covered: benchmarks (BenchmarkShortfall measures, it asserts
-// nothing) and Example, which is its own twin: it runs on the double
+// Not covered: Example, which is its own twin: it runs on the double
 // unless RIAK_ADDR is set, with the same // Output: either way.
 func TestServerTestsHaveDoubleTwins(t *testing.T) {
 	problems, gated := twincheck.Check(t, ".", riakTwins)
 	require.Empty(t, problems)
-	t.Logf("%d tests run their bodies on the double and on Riak: %s", len(gated), strings.Join(gated, " "))
+	t.Logf("%d tests and benchmarks run their bodies on the double and on Riak: %s", len(gated), strings.Join(gated, " "))
 	require.GreaterOrEqual(t, len(gated), 8, "the backend tests are still found")
+	require.Contains(t, gated, "BenchmarkShortfall")
 }
 
 // TestTwinCheckCatchesUntwinnedTests adds broken tests to the package's
@@ -48,7 +53,7 @@ func TestTwinCheckCatchesUntwinnedTests(t *testing.T) {
 	}{
 		{"a real-Riak test with no double run", `package riak_test
 func TestBackendAlone(t *testing.T) { tg := realTarget(t); _ = tg }`, []string{
-			"TestBackendAlone runs no body through eachBackend or forEachBackend",
+			"TestBackendAlone runs no body through eachBackend or forEachBackend or benchOnRiak or benchOnDoubles",
 			"reaches the server without running on the double: TestBackendAlone → realTarget",
 		}},
 		{"through the backend list, any name", `package riak_test
@@ -61,7 +66,16 @@ func TestEnv(t *testing.T) { cl, _ := riak.NewCluster(ctx, time.Second, os.Geten
 		}},
 		{"named as a backend test, no gate", `package riak_test
 func TestBackendDoubleOnly(t *testing.T) { fakeCluster(t) }`, []string{
-			"TestBackendDoubleOnly runs no body through eachBackend or forEachBackend",
+			"TestBackendDoubleOnly runs no body through eachBackend or forEachBackend or benchOnRiak or benchOnDoubles",
+		}},
+		{"a benchmark on a real Riak with no double run", `package riak_test
+func BenchmarkAlone(b *testing.B) { tg := realTarget(b); _ = tg }`, []string{
+			"reaches the server without running on the double: BenchmarkAlone → realTarget",
+		}},
+		{"a benchmark body no test runs on the doubles", `package riak_test
+func BenchmarkLonely(b *testing.B) { benchOnRiak(b, benchLonely) }
+func benchLonely(b *testing.B, tg target) { newStore(b, tg.cl, tg.opts) }`, []string{
+			"BenchmarkLonely runs benchLonely through benchOnRiak, and no test passes benchLonely to a gate: go test never runs it on the double",
 		}},
 		{"a body that asserts on Riak only", `package riak_test
 func TestBackendBranch(t *testing.T) {

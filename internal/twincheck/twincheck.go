@@ -1,11 +1,16 @@
 // Package twincheck checks, from a package's test sources, that every test
-// reaching a real server does so through a gate that also runs its body on
-// a twin (a model or test double) in CI, and that no body asserts on one
-// side only. A test that runs only against a real server is not run by CI,
-// so its expectations could drift from the code unseen.
+// and benchmark reaching a real server does so through a gate that also
+// runs its body on a twin (a model or test double) in CI, and that no body
+// asserts on one side only. A test that runs only against a real server is
+// not run by CI, so its expectations could drift from the code unseen; a
+// benchmark is not run by go test at all, so the body a benchmark passes
+// to a gate must also be passed to one by a test (RunBenchmarkOnce runs
+// it there, on the twin).
 package twincheck
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -26,7 +31,8 @@ type Rules struct {
 	Roots []string
 	Env   string
 	// Gates run a body on the twin and on the server; what is passed to a
-	// gate is not followed.
+	// gate is not followed. A benchmark's gate may run its body on the
+	// server only: the body must then be passed to a gate by a test too.
 	Gates []string
 	// Prefixes are the test names that must call a gate.
 	Prefixes []string
@@ -68,10 +74,14 @@ func Check(t testing.TB, dir string, r Rules, extra ...string) (problems, gated 
 	return Untwinned(files, r)
 }
 
-// Untwinned returns one line per rule broken in files: a Test or Fuzz
-// function that reaches the server other than through a gate, a test named
-// with one of the prefixes that calls no gate, and a branch on the marker
-// that asserts or skips. It also returns the tests that call a gate.
+// Untwinned returns one line per rule broken in files: a Test, Fuzz or
+// Benchmark function that reaches the server other than through a gate, a
+// test named with one of the prefixes that calls no gate, a Benchmark that
+// passes a gate a body no Test or Fuzz function passes to a gate (go test
+// runs no benchmark, so the body would never run on the twin) or a
+// function literal (which no test can pass), and a branch on the marker
+// that asserts or skips. It also returns the tests and benchmarks that
+// call a gate.
 func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 	// gateCall reports whether n calls a gate: g(...) or x.g(...).
 	gateCall := func(n ast.Node) bool {
@@ -151,8 +161,9 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 		return ""
 	}
 
-	// Functions passed to a gate by name are bodies.
-	bodies := map[string]bool{}
+	// Functions passed to a gate by name are bodies; testBodies are those
+	// a Test or Fuzz function passes, which go test runs on the twin.
+	bodies, testBodies := map[string]bool{}, map[string]bool{}
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			if gateCall(n) {
@@ -164,6 +175,23 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 			}
 			return true
 		})
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Body != nil && kind(fd.Name.Name) != "Benchmark" && kind(fd.Name.Name) != "" {
+				ast.Inspect(fd.Body, func(n ast.Node) bool {
+					if gateCall(n) {
+						for _, a := range n.(*ast.CallExpr).Args {
+							if id, ok := a.(*ast.Ident); ok {
+								testBodies[id.Name] = true
+							}
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+	isFunc := func(name string) bool {
+		return slices.ContainsFunc(decls[name], func(d ast.Node) bool { _, ok := d.(*ast.FuncDecl); return ok })
 	}
 	for _, f := range files {
 		for _, d := range f.Decls {
@@ -172,7 +200,7 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 				continue
 			}
 			name := fd.Name.Name
-			test := (strings.HasPrefix(name, "Test") && name != "TestMain" || strings.HasPrefix(name, "Fuzz"))
+			test := kind(name) != ""
 			if test {
 				if p := path(name); p != "" {
 					problems = append(problems, "reaches the server without running on the "+r.Twin+": "+p)
@@ -180,6 +208,31 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 				callsGate := first(fd.Body, gateCall) != nil
 				if callsGate {
 					gated = append(gated, name)
+				}
+				if kind(name) == "Benchmark" {
+					ast.Inspect(fd.Body, func(n ast.Node) bool {
+						if !gateCall(n) {
+							return true
+						}
+						c := n.(*ast.CallExpr)
+						gate := c.Fun
+						if s, ok := gate.(*ast.SelectorExpr); ok {
+							gate = s.Sel
+						}
+						for _, a := range c.Args {
+							switch a := a.(type) {
+							case *ast.FuncLit:
+								problems = append(problems, fmt.Sprintf("%s passes a function literal to %s: no test can run it on the %s; name the body",
+									name, gate.(*ast.Ident).Name, r.Twin))
+							case *ast.Ident:
+								if isFunc(a.Name) && !testBodies[a.Name] {
+									problems = append(problems, fmt.Sprintf("%s runs %s through %s, and no test passes %s to a gate: go test never runs it on the %s",
+										name, a.Name, gate.(*ast.Ident).Name, a.Name, r.Twin))
+								}
+							}
+						}
+						return true
+					})
 				}
 				for _, p := range r.Prefixes {
 					if strings.HasPrefix(name, p) && !callsGate {
@@ -211,6 +264,56 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 	sort.Strings(problems)
 	sort.Strings(gated)
 	return problems, gated
+}
+
+// kind returns "Test", "Fuzz" or "Benchmark" for a function go test runs
+// as one (TestMain aside), and "" for any other name.
+func kind(name string) string {
+	for _, k := range []string{"Test", "Fuzz", "Benchmark"} {
+		if strings.HasPrefix(name, k) && name != "TestMain" {
+			return k
+		}
+	}
+	return ""
+}
+
+// RunBenchmarkOnce runs f as a benchmark with b.N = 1, every
+// sub-benchmark (b.Run) once too, and fails t if it fails: the twin run,
+// in a test, of a benchmark's body. It sets the test.benchtime flag to 1x
+// while f runs (testing.Benchmark reads it), so it must not run in
+// parallel with another benchmark. A body that skips (itself: a skipped
+// sub-benchmark is not seen) fails t too: its twin run is what CI checks. testing.Benchmark discards what f logs, so t
+// reports that the body failed, not why.
+func RunBenchmarkOnce(t *testing.T, f func(b *testing.B)) {
+	t.Helper()
+	if err := runOnce(f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runOnce is RunBenchmarkOnce, returning why the body failed.
+func runOnce(f func(b *testing.B)) error {
+	bt := flag.Lookup("test.benchtime")
+	if bt == nil {
+		return errors.New("twincheck: no test.benchtime flag (not in a test binary?)")
+	}
+	old := bt.Value.String()
+	if err := bt.Value.Set("1x"); err != nil {
+		return err
+	}
+	defer func() { _ = bt.Value.Set(old) }()
+	var failed, skipped bool
+	testing.Benchmark(func(b *testing.B) {
+		defer func() { failed, skipped = b.Failed(), b.Skipped() }()
+		f(b)
+	})
+	switch {
+	case failed:
+		return errors.New("the benchmark body failed (testing.Benchmark discards its log)")
+	case skipped:
+		return errors.New("the benchmark body skipped: it has no run on the twin")
+	}
+	return nil
 }
 
 // first returns the first node of n, depth first, that match accepts, or
