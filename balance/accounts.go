@@ -226,7 +226,7 @@ func (ac *Accounts) Balance(ctx context.Context, account string) (int64, error) 
 func (ac *Accounts) observedView(ctx context.Context, account string) (View, error) {
 	ctx, op := ac.t.Start(ctx, "read")
 	v, err := ac.view(ctx, account)
-	rowlog.End(&op, err, observe.Event{Conflicts: len(v.Conflicts)})
+	rowlog.End(&op, err, observe.Event{Attempts: 1, Conflicts: len(v.Conflicts)})
 	return v, err
 }
 
@@ -302,7 +302,7 @@ func (ac *Accounts) startMerge(ctx context.Context, account string) startedMerge
 // ends its operation.
 func (ac *Accounts) finishMerge(m startedMerge, account string) (rep MergeReport, err error) {
 	defer func() {
-		e := observe.Event{Conflicts: len(rep.Conflicts), Folded: len(rep.Deleted) + len(rep.Collected),
+		e := observe.Event{Attempts: 1, Conflicts: len(rep.Conflicts), Folded: len(rep.Deleted) + len(rep.Collected),
 			Rows: len(rep.Tombstones) + len(rep.Settled) + len(rep.Deleted) + len(rep.Collected)}
 		if rep.Sum != nil {
 			e.Rows++
