@@ -3,6 +3,7 @@ package balance
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -225,6 +226,7 @@ func (ac *Accounts) Balance(ctx context.Context, account string) (int64, error) 
 
 func (ac *Accounts) observedView(ctx context.Context, account string) (View, error) {
 	ctx, op := ac.t.Start(ctx, "read")
+	defer endAborted(&op)
 	v, err := ac.view(ctx, account)
 	rowlog.End(&op, err, observe.Event{Attempts: 1, Conflicts: len(v.Conflicts)})
 	return v, err
@@ -268,7 +270,9 @@ func (ac *Accounts) Merge(ctx context.Context, account string) (MergeReport, err
 // merge is Merge; before, when set, runs after the read, before the merge
 // takes its version (Transactions records the transactions it will sum).
 func (ac *Accounts) merge(ctx context.Context, account string, before func(context.Context, View) error) (MergeReport, error) {
-	m := ac.startMerge(ctx, account)
+	var m startedMerge
+	defer endAborted(&m.op)
+	ac.startMerge(ctx, account, &m)
 	if m.err == nil && before != nil {
 		m.err = before(m.ctx, m.v)
 	} else if m.err == nil && slices.ContainsFunc(m.v.Live, func(r Row) bool { return r.Kind == KindNormal && IsTxnRowID(r.UpdateID) }) {
@@ -276,8 +280,17 @@ func (ac *Accounts) merge(ctx context.Context, account string, before func(conte
 		// retry after settling count again.
 		m.err = fmt.Errorf("%w: account %q holds rows of balance.Transactions: merge it with Transactions.Merge", crdt.ErrTypeMismatch, account)
 	}
-	return ac.finishMerge(m, account)
+	return ac.finishMerge(&m, account)
 }
+
+// errAborted is the error of an operation whose call did not return: it
+// panicked (the panic goes on) or its goroutine exited.
+var errAborted = errors.New("balance: the call panicked before it returned")
+
+// endAborted ends op, unless it was ended, with errAborted. Deferred once
+// op is begun, it ends the operation of a call that panicked, which a
+// Starter would otherwise leave open (a leaked span).
+func endAborted(op *observe.Operation) { rowlog.End(op, errAborted, observe.Event{Attempts: 1}) }
 
 // startedMerge is a merge that has read its snapshot (steps 1–3): its
 // observed operation, the clock before the read, the view, or the error
@@ -290,32 +303,42 @@ type startedMerge struct {
 	err   error
 }
 
-// startMerge starts a merge of account: it reads the snapshot.
-func (ac *Accounts) startMerge(ctx context.Context, account string) startedMerge {
-	m := startedMerge{start: ac.opts.Clock()}
+// startMerge starts a merge of account into m: it begins its operation,
+// which the caller ends with finishMerge, or, when the call panics, with
+// endAborted(&m.op) deferred before startMerge, and reads the snapshot.
+func (ac *Accounts) startMerge(ctx context.Context, account string, m *startedMerge) {
+	*m = startedMerge{start: ac.opts.Clock()}
 	m.ctx, m.op = ac.t.Start(ctx, "merge")
 	m.v, m.err = ac.view(m.ctx, account)
-	return m
 }
 
 // finishMerge runs steps 4–8 of a started merge (none if it failed) and
 // ends its operation.
-func (ac *Accounts) finishMerge(m startedMerge, account string) (rep MergeReport, err error) {
-	defer func() {
-		e := observe.Event{Attempts: 1, Conflicts: len(rep.Conflicts), Folded: len(rep.Deleted) + len(rep.Collected),
-			Rows: len(rep.Tombstones) + len(rep.Settled) + len(rep.Deleted) + len(rep.Collected)}
-		if rep.Sum != nil {
-			e.Rows++
-			var newest time.Time // the newest update the sum folded
-			for _, t := range rep.Tombstones {
-				if at := t.UpdateID.Time(); at.After(newest) {
-					newest = at
-				}
+func (ac *Accounts) finishMerge(m *startedMerge, account string) (MergeReport, error) {
+	rep, err := ac.mergeSteps(m, account)
+	rowlog.End(&m.op, err, mergeEvent(rep))
+	return rep, err
+}
+
+// mergeEvent is the event of a merge that reported rep.
+func mergeEvent(rep MergeReport) observe.Event {
+	e := observe.Event{Attempts: 1, Conflicts: len(rep.Conflicts), Folded: len(rep.Deleted) + len(rep.Collected),
+		Rows: len(rep.Tombstones) + len(rep.Settled) + len(rep.Deleted) + len(rep.Collected)}
+	if rep.Sum != nil {
+		e.Rows++
+		var newest time.Time // the newest update the sum folded
+		for _, t := range rep.Tombstones {
+			if at := t.UpdateID.Time(); at.After(newest) {
+				newest = at
 			}
-			e.Lag = max(rep.Version.Time().Sub(newest), 0) // the version: about when it read
 		}
-		rowlog.End(&m.op, err, e)
-	}()
+		e.Lag = max(rep.Version.Time().Sub(newest), 0) // the version: about when it read
+	}
+	return e
+}
+
+// mergeSteps runs steps 4–8 of a started merge (none if it failed).
+func (ac *Accounts) mergeSteps(m *startedMerge, account string) (rep MergeReport, err error) {
 	if m.err != nil {
 		return MergeReport{}, m.err
 	}

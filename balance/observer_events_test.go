@@ -103,3 +103,43 @@ func TestAccountsEventsMadeOneAttempt(t *testing.T) {
 		require.Equal(t, 1, e.Attempts, e.Op)
 	}
 }
+
+// A store that panics inside a call leaves no operation open (with the
+// OpenTelemetry bridge, a leaked span): Accounts' reads and merges end
+// theirs with an error, and the panic goes on.
+func TestPanickingStoreEndsOperations(t *testing.T) {
+	ctx := context.Background()
+	now := obsT0
+	tr := &obstest.Tracker{}
+	explode := "" // the method that panics: "*" every one
+	st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{
+		Hook: func(_ context.Context, c faulty.Call, _ bool) error {
+			if explode == "*" || explode == c.Method {
+				panic("store exploded")
+			}
+			return nil
+		}})
+	opts := balance.Options{Clock: func() time.Time { return now }, Observer: tr}
+	ac, err := balance.New(st, opts)
+	require.NoError(t, err)
+	require.NoError(t, ac.Add(ctx, "a", timeid.New(now), 1))
+	now = now.Add(time.Hour) // a merge writes
+	for _, c := range []struct {
+		name, explode string
+		call          func()
+	}{
+		{"Accounts.Balance", "*", func() { _, _ = ac.Balance(ctx, "a") }},
+		{"Accounts.Conflicts", "*", func() { _, _ = ac.Conflicts(ctx, "a") }},
+		{"Accounts.Merge", "*", func() { _, _ = ac.Merge(ctx, "a") }},
+		{"Accounts.Merge's write", faulty.MethodApply, func() { _, _ = ac.Merge(ctx, "a") }},
+	} {
+		tr.Reset()
+		explode = c.explode
+		require.Equal(t, "store exploded", obstest.Catch(c.call), c.name)
+		require.Empty(t, tr.Problems(), c.name)
+		evs := tr.Events("balance")
+		require.Len(t, evs, 1, c.name)
+		require.Equal(t, observe.Error, evs[0].Outcome, c.name)
+		require.Error(t, evs[0].Err, c.name)
+	}
+}

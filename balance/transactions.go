@@ -551,7 +551,7 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 	var newest ID // the newest valid S row the merges read
 	var views []View
 	for i, p := range parts {
-		merges[i] = tx.rows.startMerge(ctx, p)
+		tx.rows.startMerge(ctx, p, &merges[i])
 		if merges[i].err == nil {
 			if n := newestSum(merges[i].v); newest.IsZero() || n.Compare(newest) > 0 {
 				newest = n
@@ -571,7 +571,7 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 			merges[i].err = recErr
 		}
 		var err error
-		if reps[i], err = tx.rows.finishMerge(merges[i], p); err != nil && !errors.Is(err, recErr) {
+		if reps[i], err = tx.rows.finishMerge(&merges[i], p); err != nil && !errors.Is(err, recErr) {
 			errs = append(errs, err)
 		}
 	}
