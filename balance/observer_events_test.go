@@ -105,8 +105,9 @@ func TestAccountsEventsMadeOneAttempt(t *testing.T) {
 }
 
 // A store that panics inside a call leaves no operation open (with the
-// OpenTelemetry bridge, a leaked span): Accounts' reads and merges end
-// theirs with an error, and the panic goes on.
+// OpenTelemetry bridge, a leaked span): Accounts' reads and merges, and
+// every call of Transactions, end theirs with an error, and the panic goes
+// on.
 func TestPanickingStoreEndsOperations(t *testing.T) {
 	ctx := context.Background()
 	now := obsT0
@@ -122,7 +123,11 @@ func TestPanickingStoreEndsOperations(t *testing.T) {
 	opts := balance.Options{Clock: func() time.Time { return now }, Observer: tr}
 	ac, err := balance.New(st, opts)
 	require.NoError(t, err)
+	tx, err := balance.NewTransactions(st, balance.TxnOptions{Options: opts, Partitions: 2, RecordShards: 1})
+	require.NoError(t, err)
 	require.NoError(t, ac.Add(ctx, "a", timeid.New(now), 1))
+	_, err = tx.Apply(ctx, "b", "t1", 1)
+	require.NoError(t, err)
 	now = now.Add(time.Hour) // a merge writes
 	for _, c := range []struct {
 		name, explode string
@@ -132,6 +137,14 @@ func TestPanickingStoreEndsOperations(t *testing.T) {
 		{"Accounts.Conflicts", "*", func() { _, _ = ac.Conflicts(ctx, "a") }},
 		{"Accounts.Merge", "*", func() { _, _ = ac.Merge(ctx, "a") }},
 		{"Accounts.Merge's write", faulty.MethodApply, func() { _, _ = ac.Merge(ctx, "a") }},
+		{"Transactions.Apply", "*", func() { _, _ = tx.Apply(ctx, "b", "t2", 1) }},
+		{"Transactions.Apply's write", faulty.MethodApply, func() { _, _ = tx.Apply(ctx, "b", "t2", 1) }},
+		{"Transactions.Balance", "*", func() { _, _ = tx.Balance(ctx, "b") }},
+		{"Transactions.Conflicts", "*", func() { _, _ = tx.Conflicts(ctx, "b") }},
+		{"Transactions.Recorded", "*", func() { _, _ = tx.Recorded(ctx, "b", "t1") }},
+		{"Transactions.Merge", "*", func() { _, _ = tx.Merge(ctx, "b") }},
+		{"Transactions.Merge's write", faulty.MethodApply, func() { _, _ = tx.Merge(ctx, "b") }},
+		{"Transactions.Delete", "*", func() { _ = tx.Delete(ctx, "b") }},
 	} {
 		tr.Reset()
 		explode = c.explode
@@ -142,4 +155,142 @@ func TestPanickingStoreEndsOperations(t *testing.T) {
 		require.Equal(t, observe.Error, evs[0].Outcome, c.name)
 		require.Error(t, evs[0].Err, c.name)
 	}
+}
+
+// obsTxns returns Transactions whose store and Observer report to tr.
+func obsTxns(t *testing.T, tr *obstest.Tracker, clock func() time.Time) *balance.Transactions {
+	t.Helper()
+	tx, err := balance.NewTransactions(observe.Partitions(memory.NewPartitions(), tr),
+		balance.TxnOptions{Options: balance.Options{Clock: clock, Observer: tr}, Partitions: 4, RecordShards: 2})
+	require.NoError(t, err)
+	return tx
+}
+
+// Transactions.Balance that fails with crdt.ErrOverflow reports it: two
+// transactions of math.MaxInt64 are stored (Apply does not read the
+// balance), and the sum of the partitions does not fit.
+func TestTransactionsBalanceOverflowEventInvalid(t *testing.T) {
+	ctx := context.Background()
+	tr := &obstest.Tracker{}
+	tx := obsTxns(t, tr, func() time.Time { return obsT0 })
+	_, err := tx.Apply(ctx, "a", "t1", math.MaxInt64)
+	require.NoError(t, err)
+	_, err = tx.Apply(ctx, "a", "t2", math.MaxInt64)
+	require.NoError(t, err)
+	tr.Reset()
+	_, err = tx.Balance(ctx, "a")
+	require.ErrorIs(t, err, crdt.ErrOverflow)
+	evs := tr.Events("balance")
+	require.Len(t, evs, 1)
+	require.Equal(t, observe.Invalid, evs[0].Outcome, "Balance failed with %v", err)
+	require.Equal(t, err, evs[0].Err)
+}
+
+// Every Transactions.Apply reports one "add" event, whatever it returns:
+// a refusal, Duplicate (observe.Duplicate) or Applied (observe.Applied).
+func TestTransactionsApplyOneEventPerCall(t *testing.T) {
+	ctx := context.Background()
+	now := obsT0
+	tr := &obstest.Tracker{}
+	tx := obsTxns(t, tr, func() time.Time { return now })
+	_, err := tx.Apply(ctx, "a", "t1", 5)
+	require.NoError(t, err)
+	now = now.Add(time.Hour)
+	_, err = tx.Merge(ctx, "a") // records t1
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name, account string
+		txn           crdt.TxnID
+		amount        int64
+		outcome       string
+	}{
+		{"applied", "a", "t3", 5, observe.Applied},
+		{"duplicate", "a", "t1", 5, observe.Duplicate},
+		{"conflicting", "a", "t1", 6, observe.Invalid},
+		{"zero", "a", "t2", 0, observe.Invalid},
+		{"bad txn", "a", "", 1, observe.Invalid},
+		{"bad account", "a#b", "t2", 1, observe.Invalid},
+	} {
+		tr.Reset()
+		out, err := tx.Apply(ctx, c.account, c.txn, c.amount)
+		evs := tr.Events("balance")
+		require.Len(t, evs, 1, "%s: Apply returned %v, %v", c.name, out, err)
+		require.Equal(t, "add", evs[0].Op, c.name)
+		require.Equal(t, c.outcome, evs[0].Outcome, c.name)
+		require.Equal(t, err, evs[0].Err, c.name)
+		require.Equal(t, 1, evs[0].Attempts, c.name)
+		require.Empty(t, tr.Problems(), c.name)
+	}
+}
+
+// Every Transactions call runs its store calls (the layout marker's read,
+// the record lookup, the partitions' reads and writes) inside its one
+// operation, so that with the OpenTelemetry bridge they are its children.
+func TestTransactionsStoreCallsNested(t *testing.T) {
+	ctx := context.Background()
+	now := obsT0
+	tr := &obstest.Tracker{}
+	tx := obsTxns(t, tr, func() time.Time { return now })
+	for _, c := range []struct {
+		op   string
+		call func() error
+	}{
+		{"add", func() error { _, err := tx.Apply(ctx, "a", "t1", 5); return err }},
+		{"read", func() error { _, err := tx.Balance(ctx, "a"); return err }},
+		{"read", func() error { _, err := tx.Conflicts(ctx, "a"); return err }},
+		{"read", func() error { _, err := tx.Recorded(ctx, "a", "t1"); return err }},
+		{"merge", func() error { now = now.Add(time.Hour); _, err := tx.Merge(ctx, "a"); return err }},
+		{"delete", func() error { return tx.Delete(ctx, "a") }},
+	} {
+		tr.Reset()
+		require.NoError(t, c.call(), c.op)
+		require.Empty(t, tr.Problems(), c.op)
+		evs := tr.Events("balance")
+		require.Len(t, evs, 1, c.op)
+		require.Equal(t, c.op, evs[0].Op)
+		require.NotZero(t, tr.Started("store.partitions"), c.op)
+	}
+}
+
+// One Transactions.Balance call reports one "read" event, not one per row
+// partition (TxnOptions.Partitions).
+func TestTransactionsBalanceOneEvent(t *testing.T) {
+	ctx := context.Background()
+	tr := &obstest.Tracker{}
+	tx := obsTxns(t, tr, func() time.Time { return obsT0 })
+	_, err := tx.Apply(ctx, "a", "t1", 5)
+	require.NoError(t, err)
+	tr.Reset()
+	_, err = tx.Balance(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, 1, tr.Started("balance"), "one Balance call")
+	evs := tr.Events("balance")
+	require.Len(t, evs, 1)
+	require.Equal(t, observe.Event{Op: "read", Outcome: observe.OK, Attempts: 1},
+		observe.Event{Op: evs[0].Op, Outcome: evs[0].Outcome, Attempts: evs[0].Attempts})
+}
+
+// A Transactions.Apply whose record was read more than Deadline before
+// each of its writes reports one "add" event, of the crdt.ErrUnavailable
+// it returns, its three cycles counted in Attempts.
+func TestTransactionsLateApplyOneEvent(t *testing.T) {
+	ctx := context.Background()
+	tr := &obstest.Tracker{}
+	now := obsT0
+	tx := obsTxns(t, tr, func() time.Time { return now })
+	_, err := tx.Apply(ctx, "a", "t0", 1) // marks the layout
+	require.NoError(t, err)
+	tr.Reset()
+	late := func() time.Time { now = now.Add(balance.DefaultDeadline + time.Second); return now }
+	tx = obsTxns(t, tr, late)
+	_, err = tx.Apply(ctx, "a", "t1", 5)
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	evs := tr.Events("balance")
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Op+" "+e.Outcome)
+	}
+	require.Equal(t, []string{"add " + observe.Unavailable}, got)
+	require.Equal(t, 3, evs[0].Attempts)
+	require.Empty(t, tr.Problems())
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/exact"
+	"github.com/counterkit/counterkit/internal/rowlog"
+	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -207,11 +209,22 @@ func NewTransactions(st store.Partitions, opts TxnOptions) (*Transactions, error
 	case opts.BacklogRows < MaxRows || opts.BacklogRows > maxBacklogRowsOption:
 		return nil, fmt.Errorf("%w: BacklogRows %d is outside %d..%d", crdt.ErrInvalidConfig, opts.BacklogRows, MaxRows, maxBacklogRowsOption)
 	}
-	ac, err := New(st, o)
+	// The Accounts of the records and the rows report nothing: each call
+	// of Transactions is one operation (start), its store calls nested.
+	inner := o
+	inner.Observer = nil
+	ac, err := New(st, inner)
 	if err != nil {
 		return nil, err
 	}
 	return &Transactions{ac: ac, rows: ac.placed(opts.BacklogRows), opts: opts}, nil
+}
+
+// start begins the operation op of a call on Options.Observer. The call
+// ends it on return (rowlog.End) and defers endAborted, which ends it if
+// the call panicked.
+func (tx *Transactions) start(ctx context.Context, op string) (context.Context, observe.Operation) {
+	return observe.Start(ctx, tx.opts.Observer, tx.ac.t.Name, op)
 }
 
 // Options returns the options in effect, defaults filled in.
@@ -225,6 +238,14 @@ func (tx *Transactions) Options() TxnOptions { return tx.opts }
 // once merges have settled and removed their rows, Conflicts no longer
 // lists them.
 func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Conflict, error) {
+	ctx, op := tx.start(ctx, "read")
+	defer endAborted(&op)
+	out, err := tx.conflicts(ctx, account)
+	rowlog.End(&op, err, observe.Event{Attempts: 1, Conflicts: len(out)})
+	return out, err
+}
+
+func (tx *Transactions) conflicts(ctx context.Context, account string) ([]Conflict, error) {
 	if err := tx.checkAccount(account); err != nil {
 		return nil, err
 	}
@@ -233,11 +254,11 @@ func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Confli
 	}
 	var out []Conflict
 	for _, p := range tx.RowPartitions(account) {
-		c, err := tx.rows.Conflicts(ctx, p)
+		v, err := tx.rows.view(ctx, p)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, c...)
+		out = append(out, v.Conflicts...)
 	}
 	return out, nil
 }
@@ -259,6 +280,14 @@ func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Confli
 // SafetyMargin after it returned, or a process whose clock is behind may
 // write a row or record the deletes shadow or miss (SPEC.md 9.4).
 func (tx *Transactions) Delete(ctx context.Context, account string) error {
+	ctx, op := tx.start(ctx, "delete")
+	defer endAborted(&op)
+	err := tx.delete(ctx, account)
+	rowlog.End(&op, err, observe.Event{Attempts: 1})
+	return err
+}
+
+func (tx *Transactions) delete(ctx context.Context, account string) error {
 	if err := tx.checkAccount(account); err != nil {
 		return err
 	}
@@ -406,42 +435,61 @@ func (tx *Transactions) rowsOf(account string, id ID) string {
 // fails crdt.ErrOverflow until debits bring it back (merges go on, SPEC.md
 // 9.3 step 5).
 func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnID, amount int64) (Outcome, error) {
+	ctx, op := tx.start(ctx, "add")
+	defer endAborted(&op)
+	out, attempts, err := tx.apply(ctx, account, txn, amount)
+	e := observe.Event{Attempts: attempts}
+	switch out {
+	case Applied:
+		e.Outcome = observe.Applied
+	case Duplicate:
+		e.Outcome = observe.Duplicate
+	}
+	rowlog.End(&op, err, e)
+	return out, err
+}
+
+// apply is Apply, which also returns the cycles (record read, then write)
+// it began: 1, or up to 3 when it read its record more than Deadline
+// before writing.
+func (tx *Transactions) apply(ctx context.Context, account string, txn crdt.TxnID, amount int64) (_ Outcome, attempts int, _ error) {
 	if err := tx.checkAccount(account); err != nil {
-		return 0, err
+		return 0, 1, err
 	}
 	if err := txn.Validate(); err != nil {
-		return 0, err
+		return 0, 1, err
 	}
 	if amount == 0 {
-		return 0, fmt.Errorf("%w: transaction %q has a zero amount", crdt.ErrInvalidAmount, txn)
+		return 0, 1, fmt.Errorf("%w: transaction %q has a zero amount", crdt.ErrInvalidAmount, txn)
 	}
 	var at time.Time
 	if tx.opts.TxnTime != nil {
 		var ok bool
 		if at, ok = tx.opts.TxnTime(txn); !ok {
-			return 0, fmt.Errorf("%w: transaction %q has no time (TxnOptions.TxnTime)", crdt.ErrInvalidTxnID, txn)
+			return 0, 1, fmt.Errorf("%w: transaction %q has no time (TxnOptions.TxnTime)", crdt.ErrInvalidTxnID, txn)
 		}
 	}
 	if err := checkPlace(tx.opts.Clock()); err != nil {
-		return 0, err
+		return 0, 1, err
 	}
 	unmarked, err := tx.checkLayout(ctx, account, true)
 	if err != nil {
-		return 0, err
+		return 0, 1, err
 	}
 	id := TxnRowID(txn)
-	for range 3 {
+	const cycles = 3
+	for attempt := 1; attempt <= cycles; attempt++ {
 		read := tx.opts.Clock()
 		recorded, err := tx.lookup(ctx, account, id, read)
 		switch {
 		case err != nil:
-			return 0, err
+			return 0, attempt, err
 		case slices.Contains(recorded, amount):
-			return Duplicate, nil
+			return Duplicate, attempt, nil
 		case len(recorded) > 0:
-			return 0, fmt.Errorf("%w: transaction %q was recorded with amount %d, not %d", crdt.ErrConflictingTransaction, txn, recorded[0], amount)
+			return 0, attempt, fmt.Errorf("%w: transaction %q was recorded with amount %d, not %d", crdt.ErrConflictingTransaction, txn, recorded[0], amount)
 		case tx.opts.TxnTime != nil && (at.Before(read.Add(-tx.opts.RetryWindow)) || at.After(read.Add(tx.opts.FutureSkew))):
-			return 0, fmt.Errorf("%w: transaction %q of %v is outside [now − RetryWindow, now + FutureSkew]", crdt.ErrOutsideWindow, txn, at)
+			return 0, attempt, fmt.Errorf("%w: transaction %q of %v is outside [now − RetryWindow, now + FutureSkew]", crdt.ErrOutsideWindow, txn, at)
 		}
 		// The row, and on the account's first row its layout with it, in
 		// one batch.
@@ -464,15 +512,15 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 		})
 		if !errors.Is(err, errLate) {
 			if err != nil {
-				return 0, err
+				return 0, attempt, err
 			}
 			if unmarked {
 				tx.trustLayout(account, tx.opts.Clock())
 			}
-			return Applied, nil
+			return Applied, attempt, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: transaction %q: its record was read more than Deadline (%v) before each of 3 writes", crdt.ErrUnavailable, txn, tx.opts.Deadline)
+	return 0, cycles, fmt.Errorf("%w: transaction %q: its record was read more than Deadline (%v) before each of %d writes", crdt.ErrUnavailable, txn, tx.opts.Deadline, cycles)
 }
 
 // Recorded returns the amounts merges recorded for txn on account that a
@@ -485,6 +533,14 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 // window boundary. It checks the account's layout as Apply does (without
 // writing).
 func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.TxnID) ([]int64, error) {
+	ctx, op := tx.start(ctx, "read")
+	defer endAborted(&op)
+	amounts, err := tx.recorded(ctx, account, txn)
+	rowlog.End(&op, err, observe.Event{Attempts: 1})
+	return amounts, err
+}
+
+func (tx *Transactions) recorded(ctx context.Context, account string, txn crdt.TxnID) ([]int64, error) {
 	if err := tx.checkAccount(account); err != nil {
 		return nil, err
 	}
@@ -503,25 +559,35 @@ func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.T
 // first reads the account's layout marker (crdt.ErrInvalidConfig for
 // another layout, crdt.ErrCorruptEncoding for a damaged marker).
 func (tx *Transactions) Balance(ctx context.Context, account string) (int64, error) {
+	ctx, op := tx.start(ctx, "read")
+	defer endAborted(&op)
+	v, conflicts, err := tx.balance(ctx, account)
+	rowlog.End(&op, err, observe.Event{Attempts: 1, Conflicts: conflicts})
+	return v, err
+}
+
+// balance is Balance, which also returns the conflicts it read.
+func (tx *Transactions) balance(ctx context.Context, account string) (_ int64, conflicts int, _ error) {
 	if err := tx.checkAccount(account); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if _, err := tx.checkLayout(ctx, account, false); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var sum exact.Int128
 	for _, p := range tx.RowPartitions(account) {
-		v, err := tx.rows.observedView(ctx, p)
+		v, err := tx.rows.view(ctx, p)
 		if err != nil {
-			return 0, err
+			return 0, conflicts, err
 		}
 		sum.AddInt128(v.total)
+		conflicts += len(v.Conflicts)
 	}
 	v, ok := sum.Int64()
 	if !ok {
-		return 0, fmt.Errorf("%w: account %q: the balance does not fit int64", crdt.ErrOverflow, account)
+		return 0, conflicts, fmt.Errorf("%w: account %q: the balance does not fit int64", crdt.ErrOverflow, account)
 	}
-	return v, nil
+	return v, conflicts, nil
 }
 
 // Merge merges each of the account's RowPartitions (Accounts.Merge): it
@@ -537,6 +603,23 @@ func (tx *Transactions) Balance(ctx context.Context, account string) (int64, err
 // and the records correct: a transaction is recorded only once its row is
 // stored, and summed only once recorded.
 func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeReport, error) {
+	ctx, op := tx.start(ctx, "merge")
+	defer endAborted(&op)
+	reps, err := tx.merge(ctx, account)
+	e := observe.Event{Attempts: 1}
+	lag := false
+	for _, r := range reps { // the partitions' merges, as Accounts reports each
+		pe := mergeEvent(r)
+		e.Conflicts, e.Folded, e.Rows = e.Conflicts+pe.Conflicts, e.Folded+pe.Folded, e.Rows+pe.Rows
+		if r.Sum != nil && (!lag || pe.Lag < e.Lag) { // the newest update folded
+			e.Lag, lag = pe.Lag, true
+		}
+	}
+	rowlog.End(&op, err, e)
+	return reps, err
+}
+
+func (tx *Transactions) merge(ctx context.Context, account string) ([]MergeReport, error) {
 	if err := tx.checkAccount(account); err != nil {
 		return nil, err
 	}
