@@ -56,7 +56,9 @@ func (c calls) start(ctx context.Context, name string) (context.Context, Operati
 func (op *Operation) Observed() bool { return op.o != nil }
 
 // End reports e once, with Component, Op, System and Start from Start,
-// Duration since, and an empty Outcome set to OutcomeOf(e.Err).
+// Duration since, and an empty Outcome set to OutcomeOf(e.Err). Later
+// calls do nothing, so an End deferred with an error ends an operation
+// whose code panics, and only that one.
 func (op *Operation) End(e Event) {
 	if op.o == nil || op.ended {
 		return

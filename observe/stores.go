@@ -2,6 +2,8 @@ package observe
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -11,6 +13,8 @@ import (
 // Siblings wraps a store.Siblings so that every call is reported to o as an
 // operation of Component "store.siblings", nested in the calling
 // operation. It implements store.SiblingDeleter exactly when inner does.
+// A call whose inner store panics ends with an error (a write's wraps
+// crdt.ErrAmbiguousWrite: it may have landed) as the panic goes on.
 func Siblings(inner store.Siblings, o Observer) store.Siblings {
 	s := &siblings{inner: inner, calls: calls{o, "store.siblings", SystemOf(inner)}}
 	if d, ok := inner.(store.SiblingDeleter); ok {
@@ -26,6 +30,7 @@ type siblingsDeleter struct {
 
 func (s *siblingsDeleter) Delete(ctx context.Context, key string, token store.Token) error {
 	ctx, op := s.start(ctx, "delete")
+	defer op.End(unreturned(true))
 	err := s.d.Delete(ctx, key, token)
 	op.End(Event{Err: err})
 	return err
@@ -38,6 +43,7 @@ type siblings struct {
 
 func (s *siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
 	ctx, op := s.start(ctx, "fetch")
+	defer op.End(unreturned(false))
 	vals, tok, err := s.inner.Fetch(ctx, key)
 	op.End(Event{Err: err, Rows: len(vals), Bytes: size(vals, func(v []byte) int { return len(v) })})
 	return vals, tok, err
@@ -45,6 +51,7 @@ func (s *siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 
 func (s *siblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
 	ctx, op := s.start(ctx, "put")
+	defer op.End(unreturned(true))
 	err := s.inner.Put(ctx, key, actor, value, token)
 	op.End(Event{Err: err, Rows: 1, Bytes: len(value)})
 	return err
@@ -63,6 +70,7 @@ type partitions struct {
 
 func (p *partitions) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
 	ctx, op := p.start(ctx, "scan")
+	defer op.End(unreturned(false))
 	rows, bytes := 0, 0
 	err := p.inner.Scan(ctx, partition, from, level, func(r store.Row) bool {
 		rows++
@@ -75,6 +83,7 @@ func (p *partitions) Scan(ctx context.Context, partition string, from []byte, le
 
 func (p *partitions) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]store.Row, error) {
 	ctx, op := p.start(ctx, "snapshot")
+	defer op.End(unreturned(false))
 	rows, err := p.inner.Snapshot(ctx, partition, limit, level)
 	op.End(Event{Err: err, Rows: len(rows), Bytes: size(rows, rowSize)})
 	return rows, err
@@ -82,9 +91,26 @@ func (p *partitions) Snapshot(ctx context.Context, partition string, limit int, 
 
 func (p *partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 	ctx, op := p.start(ctx, "apply")
+	defer op.End(unreturned(true))
 	err := p.inner.Apply(ctx, muts)
 	op.End(Event{Err: err, Rows: len(muts), Bytes: size(muts, func(m store.Mutation) int { return len(m.Key) + len(m.End) + len(m.Value) })})
 	return err
+}
+
+// The errors of a store call that did not return: the inner store
+// panicked (or ended its goroutine). A write may have landed.
+var (
+	errUnreturnedRead  = errors.New("counterkit: the store call did not return")
+	errUnreturnedWrite = fmt.Errorf("%w: the store call did not return", crdt.ErrAmbiguousWrite)
+)
+
+// unreturned is the event of a store call that did not return, ended by
+// a deferred End, which does nothing once the call has ended normally.
+func unreturned(write bool) Event {
+	if write {
+		return Event{Err: errUnreturnedWrite}
+	}
+	return Event{Err: errUnreturnedRead}
 }
 
 func rowSize(r store.Row) int { return len(r.Key) + len(r.Value) }
