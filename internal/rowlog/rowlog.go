@@ -88,9 +88,15 @@ type Update[R any] struct {
 // (CheckKey), then check, which returns its id, amount and write at the
 // batch's time now; a repeated (partition, id) is written once (Seen).
 // Nothing is written unless all pass; out is room for the writes.
-func (t *Table[R]) Apply(ctx context.Context, ups []Update[R], out []store.Mutation, check func(u Update[R], now time.Time) (timeid.ID, int64, store.Mutation, error)) (err error) {
+func (t *Table[R]) Apply(ctx context.Context, ups []Update[R], out []store.Mutation, check func(u Update[R], now time.Time) (timeid.ID, int64, store.Mutation, error)) error {
 	ctx, op := t.Start(ctx, "add")
-	defer func() { End(&op, err, observe.Event{Attempts: 1}) }()
+	defer op.End(Unreturned(true)) // if apply panics
+	err := t.apply(ctx, ups, out, check)
+	End(&op, err, observe.Event{Attempts: 1})
+	return err
+}
+
+func (t *Table[R]) apply(ctx context.Context, ups []Update[R], out []store.Mutation, check func(u Update[R], now time.Time) (timeid.ID, int64, store.Mutation, error)) error {
 	if len(ups) == 0 {
 		return nil
 	}
@@ -303,6 +309,29 @@ func (s Seen) Repeat(partition string, id timeid.ID, amount int64) (bool, error)
 	}
 	s[k] = amount
 	return ok, nil
+}
+
+// The errors of an operation that did not return: what it called
+// panicked (or ended its goroutine). A write may have landed.
+var (
+	errUnreturnedRead  = errors.New("counterkit: the operation did not return")
+	errUnreturnedWrite = fmt.Errorf("%w: the operation did not return", crdt.ErrAmbiguousWrite)
+)
+
+// Unreturned is the event of an operation that did not return (what it
+// called panicked): one attempt, failed, and for a write (write)
+// ambiguous. Deferred, as in
+//
+//	defer op.End(rowlog.Unreturned(true))
+//
+// before the operation's own End, it ends only an operation that panics:
+// End reports once. (A deferred function that ends the operation with a
+// named error result instead sees that error nil while a panic unwinds.)
+func Unreturned(write bool) observe.Event {
+	if write {
+		return observe.Event{Err: errUnreturnedWrite, Attempts: 1, Ambiguous: 1}
+	}
+	return observe.Event{Err: errUnreturnedRead, Attempts: 1}
 }
 
 // End ends op with e, its error err, and whether a write was ambiguous or
