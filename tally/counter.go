@@ -12,6 +12,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/retry"
+	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 )
@@ -153,6 +154,7 @@ func (c *Counter[A]) ReadComplete(ctx context.Context) (A, error) {
 
 func (c *Counter[A]) observedRead(ctx context.Context, op string, complete bool) (A, error) {
 	ctx, o := observe.Start(ctx, c.cfg.Observer, "tally", op)
+	defer o.End(rowlog.Unreturned(false)) // if the read panics
 	v, _, err := c.read(ctx, complete)
 	o.End(event(sendStats{}, err))
 	return v, err
@@ -336,6 +338,7 @@ func (c *Counter[A]) GC(ctx context.Context) (GCPlan, error) {
 		return c.gc(ctx, nil)
 	}
 	ctx, o := observe.Start(ctx, c.cfg.Observer, "tally", "gc")
+	defer o.End(rowlog.Unreturned(true)) // if the GC panics
 	var st sendStats
 	plan, err := c.gc(ctx, &st)
 	e := event(st, err)

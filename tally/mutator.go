@@ -9,6 +9,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/retry"
+	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 )
@@ -121,6 +122,7 @@ func (m *Mutator[A]) Flush(ctx context.Context) error {
 
 func (m *Mutator[A]) observed(ctx context.Context, op string, run func(context.Context) error) error {
 	ctx, o := observe.Start(ctx, m.c.cfg.Observer, "tally", op)
+	defer o.End(rowlog.Unreturned(true)) // if run panics
 	m.stats = sendStats{}
 	err := run(ctx)
 	e := event(m.stats, err)

@@ -1,0 +1,122 @@
+package tally_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/internal/obstest"
+	"github.com/counterkit/counterkit/observe"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/tally"
+)
+
+// obsCounter returns a counter "page" whose store (inner wrapped with
+// observe.Partitions) and Observer report to tr, at the clock *now.
+func obsCounter(t *testing.T, inner store.Partitions, tr *obstest.Tracker, now *time.Time) *tally.Counter[*tally.Sum] {
+	t.Helper()
+	cfg := exampleConfig(now)
+	cfg.Observer = tr
+	c, err := tally.New[*tally.Sum](observe.Partitions(inner, tr), "page", cfg)
+	require.NoError(t, err)
+	return c
+}
+
+func obsAdd(n int64) func(*tally.Sum) error { return func(s *tally.Sum) error { return s.Add(n) } }
+
+// Flush, Update, Retry and GC report one event each, with the outcome and
+// counts observe.Event documents, store calls nested, every operation
+// ended once.
+func TestTallyOutcomes(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	tr := &obstest.Tracker{}
+	fs := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
+	c := obsCounter(t, fs, tr, &now)
+	m, err := c.NewMutator()
+	require.NoError(t, err)
+
+	check := func(name string, call func() error, op, outcome string, attempts, ambiguous, refused int) {
+		t.Helper()
+		tr.Reset()
+		err := call()
+		evs := tr.Events("tally")
+		require.Len(t, evs, 1, name)
+		e := evs[0]
+		require.Equal(t, op, e.Op, name)
+		require.Equal(t, outcome, e.Outcome, "%s: %v", name, err)
+		require.Equal(t, err, e.Err, name)
+		require.Equal(t, attempts, e.Attempts, name)
+		require.Equal(t, ambiguous, e.Ambiguous, name)
+		require.Equal(t, refused, e.Refused, name)
+		require.Empty(t, tr.Problems(), name)
+	}
+	check("update", func() error { return m.Update(ctx, obsAdd(1)) }, "flush", observe.OK, 1, 0, 0)
+	fs.SetPolicy(faulty.Only(faulty.Script(faulty.LoseAck), faulty.MethodApply))
+	check("lost ack, resent", func() error { return m.Update(ctx, obsAdd(1)) }, "flush", observe.OK, 2, 1, 0)
+	fs.SetPolicy(faulty.Only(faulty.Script(faulty.Lose, faulty.Lose, faulty.Lose), faulty.MethodApply))
+	check("every send lost", func() error { return m.Update(ctx, obsAdd(1)) }, "flush", observe.Ambiguous, 3, 3, 0)
+	fs.SetPolicy(nil)
+	check("retry", func() error { return m.Retry(ctx) }, "retry", observe.OK, 1, 0, 0)
+	fs.SetPolicy(faulty.Only(faulty.Script(faulty.Refuse, faulty.Refuse, faulty.Refuse), faulty.MethodApply))
+	check("every send refused", func() error { return m.Update(ctx, obsAdd(1)) }, "flush", observe.Unavailable, 3, 0, 3)
+	fs.SetPolicy(faulty.Only(faulty.Script(faulty.Lose), faulty.MethodApply))
+	require.NoError(t, m.Stage(obsAdd(1)))
+	check("lost then landed", func() error { return m.Flush(ctx) }, "flush", observe.OK, 2, 1, 0)
+	fs.SetPolicy(nil)
+
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	require.NoError(t, m.Stage(obsAdd(1)))
+	tr.Reset()
+	err = m.Flush(canceled)
+	require.ErrorIs(t, err, context.Canceled)
+	evs := tr.Events("tally")
+	require.Len(t, evs, 1)
+	require.Equal(t, observe.Canceled, evs[0].Outcome)
+	require.Empty(t, tr.Problems())
+
+	now = now.Add(tally.DefaultLifetime + tally.DefaultGrace + time.Minute)
+	tr.Reset()
+	_, err = c.GC(ctx)
+	require.NoError(t, err)
+	evs = tr.Events("tally")
+	require.Len(t, evs, 1)
+	require.Equal(t, "gc", evs[0].Op)
+	require.Equal(t, 1, evs[0].Attempts)
+	require.Empty(t, tr.Problems())
+}
+
+// A Flush, Read or GC whose store panics still ends its operation (with
+// the OpenTelemetry bridge, its span), with an error, as the panic goes
+// on: a flush's wraps crdt.ErrAmbiguousWrite, as it may have landed.
+func TestTallyPanicEndsOperation(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	tr := &obstest.Tracker{}
+	// faulty is outside the observe wrapper: its hook panics before the
+	// wrapped (observed) store is called, so only the driver's
+	// operations are in question.
+	st := faulty.NewPartitions(observe.Partitions(memory.NewPartitions(), tr), faulty.Options{
+		Hook: func(context.Context, faulty.Call, bool) error { panic("store exploded") }})
+	cfg := exampleConfig(&now)
+	cfg.Observer = tr
+	c, err := tally.New[*tally.Sum](st, "page", cfg)
+	require.NoError(t, err)
+	m, err := c.NewMutator()
+	require.NoError(t, err)
+	require.NoError(t, m.Stage(obsAdd(1)))
+	require.Equal(t, "store exploded", obstest.Catch(func() { _ = m.Flush(ctx) }))
+	require.Equal(t, "store exploded", obstest.Catch(func() { _, _ = c.Read(ctx) }))
+	require.Equal(t, "store exploded", obstest.Catch(func() { _, _ = c.GC(ctx) }))
+	require.Empty(t, tr.Problems())
+	var got []string
+	for _, e := range tr.Events("tally") {
+		got = append(got, e.Op+" "+e.Outcome)
+	}
+	require.Equal(t, []string{"flush ambiguous", "read error", "gc ambiguous"}, got)
+}
