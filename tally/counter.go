@@ -156,7 +156,9 @@ func (c *Counter[A]) observedRead(ctx context.Context, op string, complete bool)
 	ctx, o := observe.Start(ctx, c.cfg.Observer, "tally", op)
 	defer o.End(rowlog.Unreturned(false)) // if the read panics
 	v, _, err := c.read(ctx, complete)
-	o.End(event(sendStats{}, err))
+	var st sendStats
+	st.readFailed(err)
+	o.End(event(st, err))
 	return v, err
 }
 
@@ -354,8 +356,12 @@ func (c *Counter[A]) GC(ctx context.Context) (GCPlan, error) {
 
 func (c *Counter[A]) gc(ctx context.Context, st *sendStats) (GCPlan, error) {
 	plan, err := c.PlanGC(ctx)
-	if err != nil || plan.Empty() {
+	if err != nil {
+		st.readFailed(err)
 		return plan, err
+	}
+	if plan.Empty() {
+		return plan, nil
 	}
 	muts := plan.Batch.Mutations(c.key)
 	if err := c.send(ctx, func() error { return c.store.Apply(ctx, muts) }, nil, st); err != nil {
@@ -369,8 +375,19 @@ type sendStats struct {
 	attempts, ambiguous, refused int
 }
 
+// readFailed counts a read that failed with err, before anything was
+// sent, as refused when err wraps crdt.ErrUnavailable (st may be nil).
+func (st *sendStats) readFailed(err error) {
+	if st != nil && errors.Is(err, crdt.ErrUnavailable) {
+		st.refused++
+	}
+}
+
+// event is the Event of an operation with st and err. One that sent
+// nothing (a read, a flush with nothing staged or refused before it
+// wrote) made one attempt.
 func event(st sendStats, err error) observe.Event {
-	return observe.Event{Err: err, Attempts: st.attempts, Ambiguous: st.ambiguous, Refused: st.refused}
+	return observe.Event{Err: err, Attempts: max(st.attempts, 1), Ambiguous: st.ambiguous, Refused: st.refused}
 }
 
 // send runs write up to 1+Retries times until it succeeds, stopping with

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/obstest"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
@@ -89,6 +90,49 @@ func TestTallyOutcomes(t *testing.T) {
 	require.Equal(t, "gc", evs[0].Op)
 	require.Equal(t, 1, evs[0].Attempts)
 	require.Empty(t, tr.Problems())
+}
+
+// A Flush with nothing staged, or refused before it wrote (the mutator
+// expired), made one attempt (observe.Event.Attempts), as a Read does.
+func TestTallyNothingToWriteMadeOneAttempt(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	tr := &obstest.Tracker{}
+	c := obsCounter(t, memory.NewPartitions(), tr, &now)
+	m, err := c.NewMutator()
+	require.NoError(t, err)
+	require.NoError(t, m.Flush(ctx)) // nothing staged
+	now = now.Add(tally.DefaultLifetime)
+	require.ErrorIs(t, m.Flush(ctx), crdt.ErrExpired) // refused before it wrote
+	_, err = c.Read(ctx)
+	require.NoError(t, err)
+	evs := tr.Events("tally")
+	require.Len(t, evs, 3)
+	for _, e := range evs {
+		require.Equal(t, 1, e.Attempts, "%s %s: nothing written, one attempt made", e.Op, e.Outcome)
+	}
+}
+
+// A read the store refuses (crdt.ErrUnavailable), Read's or GC's, is one
+// attempt, refused (observe.Event.Refused: "a refused read included").
+func TestTallyRefusedReadIsCounted(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	tr := &obstest.Tracker{}
+	fs := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{
+		Policy: faulty.Only(func(faulty.Call) faulty.Fault { return faulty.Refuse }, faulty.MethodSnapshot)})
+	c := obsCounter(t, fs, tr, &now)
+	_, err := c.Read(ctx)
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	_, err = c.GC(ctx)
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	evs := tr.Events("tally")
+	require.Len(t, evs, 2)
+	for _, e := range evs {
+		require.Equal(t, observe.Unavailable, e.Outcome)
+		require.Equal(t, 1, e.Attempts, e.Op)
+		require.Equal(t, 1, e.Refused, "%s: the refused read is not counted", e.Op)
+	}
 }
 
 // A Flush, Read or GC whose store panics still ends its operation (with
