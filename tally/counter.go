@@ -60,8 +60,9 @@ type Options struct {
 	// NewID returns a fresh mutator id, never used before for this key;
 	// nil means a random UUID. Reusing an id loses updates.
 	NewID func() crdt.ActorID
-	// Observer, when set, receives one observe.Event per Flush, Update,
-	// Retry, Abandon, GC, Read and ReadComplete.
+	// Observer, when set, receives one observe.Event per Flush and Update
+	// (op "flush"; an Update whose Stage fails included), Retry, Abandon,
+	// GC, Read and ReadComplete ("read_complete").
 	Observer observe.Observer
 	// MaxRows is the most rows (shards plus the tally) a read accepts, GC's
 	// read included; a counter with more is refused with an error wrapping

@@ -126,7 +126,9 @@ func (m *Mutator[A]) observed(ctx context.Context, op string, run func(context.C
 	m.stats = sendStats{}
 	err := run(ctx)
 	e := event(m.stats, err)
-	e.Bytes = len(m.lastSent)
+	if m.stats.attempts > 0 {
+		e.Bytes = len(m.lastSent)
+	}
 	o.End(e)
 	return err
 }
@@ -162,12 +164,15 @@ func (m *Mutator[A]) flush(ctx context.Context) error {
 	}
 }
 
-// Update is Stage then Flush.
+// Update is Stage then Flush, reported as one flush (a Stage it refuses
+// included).
 func (m *Mutator[A]) Update(ctx context.Context, fn func(A) error) error {
-	if err := m.Stage(fn); err != nil {
-		return err
-	}
-	return m.Flush(ctx)
+	return m.observed(ctx, "flush", func(ctx context.Context) error {
+		if err := m.Stage(fn); err != nil {
+			return err
+		}
+		return m.flush(ctx)
+	})
 }
 
 // Retry resends the unresolved write so that it counts once (at a fresh

@@ -92,6 +92,56 @@ func TestTallyOutcomes(t *testing.T) {
 	require.Empty(t, tr.Problems())
 }
 
+// An Update whose Stage refuses (a write unresolved, the mutator
+// expired) or whose function fails is reported too, as a flush that sent
+// nothing: an expired mutator's Update is a window refusal
+// (counterkit.window.refusals).
+func TestTallyUpdateRefusedIsReported(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	tr := &obstest.Tracker{}
+	fs := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{
+		Policy: faulty.Only(faulty.Script(faulty.Lose, faulty.Lose, faulty.Lose, faulty.Lose), faulty.MethodApply)})
+	c := obsCounter(t, fs, tr, &now)
+	m, err := c.NewMutator()
+	require.NoError(t, err)
+	require.ErrorIs(t, m.Update(ctx, obsAdd(1)), crdt.ErrAmbiguousWrite)
+
+	calls := []struct {
+		name    string
+		call    func() error
+		outcome string
+	}{
+		{"unresolved", func() error { return m.Update(ctx, obsAdd(1)) }, observe.Ambiguous},
+		{"fn fails", func() error {
+			m2, err := c.NewMutator()
+			require.NoError(t, err)
+			return m2.Update(ctx, func(*tally.Sum) error { return crdt.ErrInvalidAmount })
+		}, observe.Invalid},
+		{"expired", func() error {
+			m3, err := c.NewMutator()
+			require.NoError(t, err)
+			now = now.Add(tally.DefaultLifetime)
+			defer func() { now = now.Add(-tally.DefaultLifetime) }()
+			return m3.Update(ctx, obsAdd(1))
+		}, observe.Expired},
+	}
+	for _, c := range calls {
+		tr.Reset()
+		err := c.call()
+		require.Error(t, err, c.name)
+		evs := tr.Events("tally")
+		require.Len(t, evs, 1, "%s: Update returned %v and reported no event", c.name, err)
+		require.Equal(t, "flush", evs[0].Op, c.name)
+		require.Equal(t, c.outcome, evs[0].Outcome, c.name)
+		require.Equal(t, err, evs[0].Err, c.name)
+		require.Equal(t, 1, evs[0].Attempts, c.name)
+		require.Zero(t, evs[0].Ambiguous+evs[0].Refused, c.name)
+		require.Zero(t, evs[0].Bytes, "%s: nothing written", c.name)
+		require.Empty(t, tr.Problems(), c.name)
+	}
+}
+
 // A Flush with nothing staged, or refused before it wrote (the mutator
 // expired), made one attempt (observe.Event.Attempts), as a Read does.
 func TestTallyNothingToWriteMadeOneAttempt(t *testing.T) {
