@@ -33,8 +33,9 @@
 //	db.client.operation.duration  histogram  s
 //
 // with db.system.name, db.operation.name, db.namespace and
-// db.collection.name (when known), counterkit.outcome and, on failure,
-// error.type. Driver operations, with counterkit.component,
+// db.collection.name (when known), counterkit.outcome and, on failure
+// (observe.Event.Failed: not for a refusal or a cancellation, which spans
+// still name), error.type. Driver operations, with counterkit.component,
 // counterkit.operation, counterkit.outcome and, on failure, error.type:
 //
 //	counterkit.operation.duration  histogram  s
@@ -244,7 +245,7 @@ func (b *bridge) finish(span trace.Span, e observe.Event) {
 		span.End()
 		return
 	}
-	a := outcomeAttrs(make([]attribute.KeyValue, 0, 12), e)
+	a := outcomeAttrs(make([]attribute.KeyValue, 0, 12), e, false)
 	if e.StoreCall() {
 		switch e.Op {
 		case "fetch", "scan", "snapshot":
@@ -275,10 +276,16 @@ func (b *bridge) finish(span trace.Span, e observe.Event) {
 	span.End(trace.WithTimestamp(e.Start.Add(e.Duration)))
 }
 
-// outcomeAttrs appends e's outcome and, on failure, its error.type to a:
-// the attributes known only at the end, on spans and metric points alike.
-func outcomeAttrs(a []attribute.KeyValue, e observe.Event) []attribute.KeyValue {
+// outcomeAttrs appends e's outcome and its error.type to a: the
+// attributes known only at the end. A span has error.type for any error,
+// a refusal's included; a metric point (metric) only on failure
+// (observe.Event.Failed), so that no refusal or cancellation is counted
+// among the errors.
+func outcomeAttrs(a []attribute.KeyValue, e observe.Event, metric bool) []attribute.KeyValue {
 	a = append(a, OutcomeKey.String(e.Outcome))
+	if metric && !e.Failed() {
+		return a
+	}
 	if typ := observe.ErrorType(e.Err); typ != "" {
 		a = append(a, semconv.ErrorTypeKey.String(typ))
 	}
@@ -287,7 +294,7 @@ func outcomeAttrs(a []attribute.KeyValue, e observe.Event) []attribute.KeyValue 
 
 // record records e's metric points, with e's start and outcome attributes.
 func (b *bridge) record(ctx context.Context, e observe.Event) {
-	set := metric.WithAttributeSet(attribute.NewSet(outcomeAttrs(b.startAttrs(e), e)...))
+	set := metric.WithAttributeSet(attribute.NewSet(outcomeAttrs(b.startAttrs(e), e, true)...))
 	if e.Bytes > 0 {
 		b.bytes.Record(ctx, int64(e.Bytes), set)
 	}
