@@ -207,6 +207,40 @@ func TestBridgeStatusAndNames(t *testing.T) {
 	}
 }
 
+// A driver whose store panics ends its span, and the store call's, all
+// the same, with status Error: a process that recovers panics per request
+// leaks no span.
+func TestBridgePanicEndsSpans(t *testing.T) {
+	ctx := context.Background()
+	obs, _, rec, open := obsSDK(t, ckotel.Options{})
+	st := observe.Partitions(faulty.NewPartitions(memory.NewPartitions(), faulty.Options{
+		Hook: func(context.Context, faulty.Call, bool) error { panic("store exploded") }}), obs)
+	tc, err := tally.New[*tally.Sum](st, "page", tally.Options{Observer: obs})
+	require.NoError(t, err)
+	m, err := tc.NewMutator()
+	require.NoError(t, err)
+	dl, err := deltalog.New(st, deltalog.Options{Observer: obs})
+	require.NoError(t, err)
+	for _, call := range []func(){
+		func() { _ = m.Update(ctx, func(s *tally.Sum) error { return s.Add(1) }) },
+		func() { _, _ = tc.Read(ctx) },
+		func() { _, _ = tc.GC(ctx) },
+		func() { _ = dl.Add(ctx, "views", timeid.New(time.Now()), 1) },
+	} {
+		func() {
+			defer func() { require.Equal(t, "store exploded", recover()) }()
+			call()
+		}()
+	}
+	require.Equal(t, int64(8), open.started.Load(), "four operations and their store calls")
+	require.Equal(t, open.started.Load(), open.ended.Load(), "a span was started and never ended")
+	spans := rec.Ended()
+	require.NoError(t, checkParentage(spans))
+	for _, s := range spans {
+		require.Equal(t, codes.Error, s.Status().Code, s.Name())
+	}
+}
+
 // A refused operation (outside the window) is no failure: its metric
 // points have no error.type (the conventions': "if and only if the
 // operation failed"), though its span names the refusal.
