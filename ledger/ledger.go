@@ -743,6 +743,9 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 	l.renewStale()
 	sibs, token, err := l.store.Fetch(ctx, l.key)
 	if err != nil {
+		if retry.Classify(err) == retry.Refused {
+			l.stats.refused++ // a refused read is a refused attempt (observe.Event)
+		}
 		return nil, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
 	}
 	l.stats.siblings = max(l.stats.siblings, len(sibs))
