@@ -166,22 +166,22 @@ func (b *Book) Update(ctx context.Context, key string, txn crdt.TxnID, amount in
 // this Book's own writes to key while its Ledger is open (after that, the
 // store's read-your-writes). It writes nothing.
 func (b *Book) Value(ctx context.Context, key string) (int64, error) {
-	return with(b, key, func(l *Ledger) (int64, error) { return l.Value(ctx) })
+	return with(ctx, b, key, "read", func(l *Ledger) (int64, error) { return l.Value(ctx) })
 }
 
 // HasTransaction reports whether txn is held in some actor's history of
 // key (Ledger.HasTransaction).
 func (b *Book) HasTransaction(ctx context.Context, key string, txn crdt.TxnID) (bool, error) {
 	if err := txn.Validate(); err != nil {
-		return false, err
+		return false, refusedOp(ctx, b.opts.Observer, "read", err)
 	}
-	return with(b, key, func(l *Ledger) (bool, error) { return l.HasTransaction(ctx, txn) })
+	return with(ctx, b, key, "read", func(l *Ledger) (bool, error) { return l.HasTransaction(ctx, txn) })
 }
 
 // Find runs Ledger.Find on key: it reads, merges, compacts and writes back
 // the key, landing a pending write, and returns a copy of the counter.
 func (b *Book) Find(ctx context.Context, key string) (*tpncounter.Counter, error) {
-	return with(b, key, func(l *Ledger) (*tpncounter.Counter, error) { return l.Find(ctx) })
+	return with(ctx, b, key, "find", func(l *Ledger) (*tpncounter.Counter, error) { return l.Find(ctx) })
 }
 
 // LandPending runs Find on every idle key whose Ledger the Book keeps (see
@@ -277,12 +277,13 @@ func (b *Book) acquire(key string) (*bookEntry, error) {
 	return e, nil
 }
 
-// with runs fn on key's Ledger, held for the call.
-func with[T any](b *Book, key string, fn func(*Ledger) (T, error)) (T, error) {
+// with runs fn, an operation named op, on key's Ledger, held for the call;
+// a key refused (acquire) is reported as op refused.
+func with[T any](ctx context.Context, b *Book, key, op string, fn func(*Ledger) (T, error)) (T, error) {
 	e, err := b.acquire(key)
 	if err != nil {
 		var zero T
-		return zero, err
+		return zero, refusedOp(ctx, b.opts.Observer, op, err)
 	}
 	defer b.release(e)
 	return fn(e.l)

@@ -648,7 +648,7 @@ func TestBookAPI(t *testing.T) {
 	_, err = b.Value(ctx, "bad\x00key")
 	require.ErrorIs(t, err, crdt.ErrInvalidKey)
 	require.Equal(t, BookStats{}, b.Stats(), "no ledger opened for invalid input")
-	require.EqualValues(t, 5, events.Load(), "each refused update is reported, as invalid")
+	require.EqualValues(t, 7, events.Load(), "each refused call is reported, as invalid")
 	events.Store(0)
 
 	res, err := b.Credit(ctx, "k", "t1", 10)

@@ -77,6 +77,9 @@ func (l *Ledger) run(c call) (Result, error) {
 			l.gmu.Unlock()
 		}
 	}
+	// A cycle that panics (lead's caller gets the panic) ends c's
+	// operation with panickedWrite, so that its span does not leak.
+	defer c.op.End(panickedWrite)
 	l.mu.Lock()
 	if self == &l.leader {
 		l.leader = c
@@ -127,7 +130,8 @@ func (l *Ledger) lead(c *call) (Result, observe.Event, error) {
 			l.distrust(group)
 			err := fmt.Errorf("ledger %q: the cycle carrying this call panicked: %w", l.key, crdt.ErrAmbiguousWrite)
 			for _, m := range group[1:] {
-				m.res, m.err, m.event = Result{}, err, observe.Event{Err: err}
+				e := observe.Event{Err: err, Attempts: max(m.res.Attempts, 1), Ambiguous: 1}
+				m.res, m.err, m.event = Result{}, err, e
 			}
 		}
 		for _, m := range group[1:] {

@@ -3,6 +3,7 @@ package ledger
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -627,10 +628,41 @@ func (l *Ledger) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 // refused reports to o an update refused before any cycle (invalid input,
 // a Sharded layout it may not write); it returns err.
 func refused(ctx context.Context, o observe.Observer, err error) error {
-	_, op := observe.Start(ctx, o, "ledger", "update")
-	op.End(observe.Event{Err: err})
+	return refusedOp(ctx, o, "update", err)
+}
+
+// refusedOp reports to o an operation named op refused before it read
+// (invalid input); it returns err.
+func refusedOp(ctx context.Context, o observe.Observer, op string, err error) error {
+	_, oper := observe.Start(ctx, o, "ledger", op)
+	oper.End(refusal(err))
 	return err
 }
+
+// refusal is the event of an operation that ended with err before its
+// cycle: one attempt (observe.Event.Attempts), refused or ambiguous if err
+// says so (a Sharded's layout marker read or written).
+func refusal(err error) observe.Event {
+	e := observe.Event{Err: err, Attempts: 1}
+	switch retry.Classify(err) {
+	case retry.Refused:
+		e.Refused = 1
+	case retry.Ambiguous:
+		if errors.Is(err, crdt.ErrAmbiguousWrite) {
+			e.Ambiguous = 1
+		}
+	}
+	return e
+}
+
+// The events of operations that panicked (a store, say), with which they
+// end as the panic goes on, so that an observe.Starter's span does not
+// leak: a write's may have landed.
+var (
+	panickedWrite = observe.Event{Attempts: 1, Ambiguous: 1,
+		Err: fmt.Errorf("ledger: the operation panicked; its write may have landed: %w", crdt.ErrAmbiguousWrite)}
+	panickedRead = observe.Event{Attempts: 1, Err: errors.New("ledger: the read panicked")}
+)
 
 // checkUpdate refuses an invalid transaction id or a zero amount.
 func checkUpdate(txn crdt.TxnID, amount int64) error {
@@ -681,7 +713,7 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 	// store's calls are reported inside it (observe.Start).
 	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "update")
 	if err := l.checkCall(txn, amount); err != nil {
-		op.End(observe.Event{Err: err})
+		op.End(refusal(err))
 		return Result{}, err
 	}
 	return l.run(call{ctx: ctx, txn: txn, amount: amount, op: op})
@@ -1013,57 +1045,73 @@ func (l *Ledger) unapply(merged *tpncounter.Counter, txns []crdt.TxnID) {
 // Value then fails with crdt.ErrOverflow until a debit (or a credit) brings
 // it back (SPEC.md 6.6).
 func (l *Ledger) Value(ctx context.Context) (int64, error) {
-	v, err := l.exactValue(ctx)
-	if err == nil && !v.IsInt64() {
-		err = fmt.Errorf("%w: ledger %q: the value %s does not fit in int64", crdt.ErrOverflow, l.key, v)
-	}
+	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "read")
+	defer op.End(panickedRead)
+	v, e, err := l.exactValue(ctx, op.Observed(), true)
+	op.End(e)
 	if err != nil {
 		return 0, err
 	}
 	return v.Int64(), nil
 }
 
-// exactValue is Value's read, exact past int64 (a Sharded sums these).
-func (l *Ledger) exactValue(ctx context.Context) (*big.Int, error) {
+// exactValue is Value's read, exact past int64 (a Sharded sums these)
+// unless fit (crdt.ErrOverflow), and its event when observed.
+func (l *Ledger) exactValue(ctx context.Context, observed, fit bool) (*big.Int, observe.Event, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	merged, err := l.readView(ctx)
-	if err != nil {
-		return nil, err
+	merged, err := l.readView(ctx, observed)
+	var v *big.Int
+	if err == nil {
+		if v = merged.BigValue(); fit && !v.IsInt64() {
+			v, err = nil, fmt.Errorf("%w: ledger %q: the value %s does not fit in int64", crdt.ErrOverflow, l.key, v)
+		}
 	}
-	return merged.BigValue(), nil
+	return v, l.readEvent(observed, err), err
 }
 
-// readView is read then merged, reported to the Observer as a "read".
-func (l *Ledger) readView(ctx context.Context) (*tpncounter.Counter, error) {
-	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "read")
-	if op.Observed() {
+// readView is read then merged, with l.mu held; observed, it starts the
+// Observer's counts afresh (readEvent reports them).
+func (l *Ledger) readView(ctx context.Context, observed bool) (*tpncounter.Counter, error) {
+	if observed {
 		l.stats = opStats{}
 	}
 	fetched, _, err := l.read(ctx)
-	var merged *tpncounter.Counter
-	if err == nil {
-		merged, err = l.cyc.Merged(fetched)
+	if err != nil {
+		return nil, err
 	}
-	if op.Observed() {
-		op.End(l.event("read", observe.OutcomeOf(err), 0, err))
+	return l.cyc.Merged(fetched)
+}
+
+// readEvent is the event of a read (readView) that ended with err, when
+// observed; l.mu is held.
+func (l *Ledger) readEvent(observed bool, err error) observe.Event {
+	if !observed {
+		return observe.Event{}
 	}
-	return merged, err
+	return l.event("read", observe.OutcomeOf(err), 1, err)
 }
 
 // HasTransaction reports whether txn is held in some actor's history,
 // reading like Value; one folded into a total is not (see Find, Status).
 func (l *Ledger) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, error) {
+	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "read")
 	if err := txn.Validate(); err != nil {
+		op.End(refusal(err))
 		return false, err
 	}
+	defer op.End(panickedRead)
+	has, e, err := l.has(ctx, txn, op.Observed())
+	op.End(e)
+	return has, err
+}
+
+// has is HasTransaction's read, and its event when observed.
+func (l *Ledger) has(ctx context.Context, txn crdt.TxnID, observed bool) (bool, observe.Event, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	merged, err := l.readView(ctx)
-	if err != nil {
-		return false, err
-	}
-	return merged.HasTransaction(txn), nil
+	merged, err := l.readView(ctx, observed)
+	return err == nil && merged.HasTransaction(txn), l.readEvent(observed, err), err
 }
 
 // Find reads and merges every sibling, lets this actor compact its own entry
@@ -1071,17 +1119,24 @@ func (l *Ledger) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, erro
 // writes the result back, collapsing the siblings it read; it returns a copy
 // of the written counter. Ambiguous writes are retried as in Update.
 func (l *Ledger) Find(ctx context.Context) (*tpncounter.Counter, error) {
+	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "find")
+	defer op.End(panickedWrite)
+	c, e, err := l.findEvent(ctx, op.Observed())
+	op.End(e)
+	return c, err
+}
+
+// findEvent is Find's work, with l.mu taken, and its event when observed.
+func (l *Ledger) findEvent(ctx context.Context, observed bool) (*tpncounter.Counter, observe.Event, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.opts.Observer == nil {
+	if !observed {
 		c, _, err := l.find(ctx)
-		return c, err
+		return c, observe.Event{}, err
 	}
-	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "find")
 	l.stats = opStats{}
 	c, attempts, err := l.find(ctx)
-	op.End(l.event("find", observe.OutcomeOf(err), attempts, err))
-	return c, err
+	return c, l.event("find", observe.OutcomeOf(err), attempts, err), err
 }
 
 // find is Find with l.mu held; it also returns the attempts made.

@@ -189,26 +189,40 @@ func (s *Sharded) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 // other layouts (two first uses raced), it first reads txn's sub-key under
 // each, and a state there that holds txn answers the call (SPEC.md 6.12).
 func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
-	if err := s.sub(s.route(txn)).checkCall(txn, amount); err != nil {
-		return Result{}, refused(ctx, s.opts.Observer, err)
+	// One operation per call, begun before the layout marker's store
+	// calls so that they nest in it; the sub-key's ledger runs the cycle
+	// in it and ends it (run).
+	ctx, op := observe.Start(ctx, s.opts.Observer, "ledger", "update")
+	l := s.sub(s.route(txn))
+	if err := l.checkCall(txn, amount); err != nil {
+		op.End(refusal(err))
+		return Result{}, err
 	}
+	handed := false
+	defer func() {
+		if !handed {
+			op.End(panickedWrite) // a panic before run; else a no-op
+		}
+	}()
 	if err := s.layout(ctx, false); err != nil {
-		return Result{}, refused(ctx, s.opts.Observer, err)
+		op.End(refusal(err))
+		return Result{}, err
 	}
 	if r, ok, err := s.elsewhere(ctx, txn, amount); ok || err != nil {
-		return s.answered(ctx, r, err)
+		return answered(&op, r, err)
 	}
-	r, err := s.sub(s.route(txn)).Update(ctx, txn, amount)
+	handed = true
+	r, err := l.run(call{ctx: ctx, txn: txn, amount: amount, op: op})
 	return r, s.wrote(err)
 }
 
-// answered reports to the Observer an update that elsewhere answered (the
-// sub-key's ledger reports the others) and returns r and err.
-func (s *Sharded) answered(ctx context.Context, r Result, err error) (Result, error) {
+// answered ends op, an update that elsewhere answered, and returns r and
+// err.
+func answered(op *observe.Operation, r Result, err error) (Result, error) {
 	if err != nil {
-		return Result{}, refused(ctx, s.opts.Observer, err)
+		op.End(refusal(err))
+		return Result{}, err
 	}
-	_, op := observe.Start(ctx, s.opts.Observer, "ledger", "update")
 	op.End(observe.Event{Outcome: outcomeName(r.Outcome), Attempts: 1})
 	return r, nil
 }
@@ -230,7 +244,8 @@ func (s *Sharded) elsewhere(ctx context.Context, txn crdt.TxnID, amount int64) (
 }
 
 // heldElsewhere returns the state of txn's sub-key under the first other
-// n the markers name (in order of n) that holds txn, or nil.
+// n the markers name (in order of n) that holds txn, or nil. Its reads are
+// part of the caller's operation, reported by none of their own.
 func (s *Sharded) heldElsewhere(ctx context.Context, txn crdt.TxnID) (*tpncounter.Counter, error) {
 	s.layoutMu.Lock()
 	others := s.others
@@ -243,13 +258,13 @@ func (s *Sharded) heldElsewhere(ctx context.Context, txn crdt.TxnID) (*tpncounte
 		}
 		l := s.reader(i)
 		l.mu.Lock()
-		merged, err := l.readView(ctx)
-		l.mu.Unlock()
-		if err != nil {
-			return nil, err
+		merged, err := l.readView(ctx, false)
+		if err == nil && merged.Status(txn) == tpncounter.Unknown {
+			merged = nil
 		}
-		if merged.Status(txn) != tpncounter.Unknown {
-			return merged, nil
+		l.mu.Unlock()
+		if err != nil || merged != nil {
+			return merged, err
 		}
 	}
 	return nil, nil
@@ -267,18 +282,37 @@ func (s *Sharded) wrote(err error) error {
 // HasTransaction is Ledger.HasTransaction on txn's sub-key, and, after two
 // layouts raced, on its sub-key under each other n, as a write reads them.
 func (s *Sharded) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, error) {
+	ctx, op := observe.Start(ctx, s.opts.Observer, "ledger", "read")
 	if err := txn.Validate(); err != nil {
+		op.End(refusal(err))
 		return false, err
 	}
+	defer op.End(panickedRead)
 	if err := s.layout(ctx, false); err != nil {
+		op.End(refusal(err))
 		return false, err
 	}
-	has, err := s.sub(s.route(txn)).HasTransaction(ctx, txn)
-	if has || err != nil {
-		return has, err
+	has, e, err := s.sub(s.route(txn)).has(ctx, txn, op.Observed())
+	if !has && err == nil {
+		var other *tpncounter.Counter
+		other, err = s.heldElsewhere(ctx, txn)
+		has = other != nil
+		failed(&e, err)
 	}
-	other, err := s.heldElsewhere(ctx, txn)
-	return other != nil, err
+	op.End(e)
+	return has, err
+}
+
+// failed sets e, the event of an operation that went on to fail with err
+// (nil: nothing), to report err: a read refused counts.
+func failed(e *observe.Event, err error) {
+	if err == nil {
+		return
+	}
+	e.Err, e.Outcome = err, observe.OutcomeOf(err)
+	if retry.Classify(err) == retry.Refused {
+		e.Refused++
+	}
 }
 
 // Find runs Ledger.Find on txn's sub-key and returns its counter, whose
@@ -286,17 +320,25 @@ func (s *Sharded) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, err
 // after two layouts raced, the state of txn's sub-key under another n
 // that holds txn when its own does not, as a write reads them.
 func (s *Sharded) Find(ctx context.Context, txn crdt.TxnID) (*tpncounter.Counter, error) {
+	ctx, op := observe.Start(ctx, s.opts.Observer, "ledger", "find")
 	if err := txn.Validate(); err != nil {
+		op.End(refusal(err))
 		return nil, err
 	}
+	defer op.End(panickedWrite)
 	if err := s.layout(ctx, false); err != nil {
+		op.End(refusal(err))
 		return nil, err
 	}
-	c, err := s.sub(s.route(txn)).Find(ctx)
+	c, e, err := s.sub(s.route(txn)).findEvent(ctx, op.Observed())
 	if err != nil || c.Status(txn) != tpncounter.Unknown {
+		op.End(e)
 		return c, s.wrote(err)
 	}
-	if other, err := s.heldElsewhere(ctx, txn); other != nil || err != nil {
+	other, err := s.heldElsewhere(ctx, txn)
+	failed(&e, err)
+	op.End(e)
+	if other != nil || err != nil {
 		return other, err
 	}
 	return c, nil
@@ -304,14 +346,18 @@ func (s *Sharded) Find(ctx context.Context, txn crdt.TxnID) (*tpncounter.Counter
 
 // FindAll runs Ledger.Find on every sub-key, in order, collapsing their
 // siblings and landing this Sharded's pending writes, and returns the n
-// counters. It stops at the first error.
+// counters. It stops at the first error. The Observer sees one event per
+// sub-key found; the layout marker's read is in sub-key 0's.
 func (s *Sharded) FindAll(ctx context.Context) ([]*tpncounter.Counter, error) {
-	if err := s.layout(ctx, false); err != nil {
+	ctx0, op0 := observe.Start(ctx, s.opts.Observer, "ledger", "find")
+	defer op0.End(panickedWrite)
+	if err := s.layout(ctx0, false); err != nil {
+		op0.End(refusal(err))
 		return nil, err
 	}
 	out := make([]*tpncounter.Counter, s.n)
 	for i := range out {
-		c, err := s.sub(i).Find(ctx)
+		c, err := s.findSub(ctx, ctx0, &op0, i)
 		if err != nil {
 			return nil, s.wrote(err)
 		}
@@ -320,9 +366,27 @@ func (s *Sharded) FindAll(ctx context.Context) ([]*tpncounter.Counter, error) {
 	return out, nil
 }
 
+// findSub runs Ledger.Find on sub-key i: in op0, begun in ctx0, for
+// sub-key 0; in an operation of its own for the others.
+func (s *Sharded) findSub(ctx, ctx0 context.Context, op0 *observe.Operation, i int) (*tpncounter.Counter, error) {
+	op := op0
+	if i == 0 {
+		ctx = ctx0
+	} else {
+		var opi observe.Operation
+		ctx, opi = observe.Start(ctx, s.opts.Observer, "ledger", "find")
+		op = &opi
+	}
+	defer op.End(panickedWrite)
+	c, e, err := s.sub(i).findEvent(ctx, op.Observed())
+	op.End(e)
+	return c, err
+}
+
 // Value returns the account's value: the sum of the sub-keys' values, each
 // read as Ledger.Value reads, concurrently, after the layout marker (an
 // account whose marker names another n is refused). It writes nothing.
+// The Observer sees one read per sub-key; the marker's is in sub-key 0's.
 //
 // The sum is not a snapshot: each sub-key is read at its own moment. Each
 // transaction counts fully or not at all, and every one acknowledged before
@@ -331,7 +395,10 @@ func (s *Sharded) FindAll(ctx context.Context) ([]*tpncounter.Counter, error) {
 // balance the account never held, which a check such as "debit only if the
 // balance covers it" must allow for.
 func (s *Sharded) Value(ctx context.Context) (int64, error) {
-	if err := s.layout(ctx, true); err != nil {
+	ctx0, op0 := observe.Start(ctx, s.opts.Observer, "ledger", "read")
+	defer op0.End(panickedRead)
+	if err := s.layout(ctx0, true); err != nil {
+		op0.End(refusal(err))
 		return 0, err
 	}
 	s.layoutMu.Lock()
@@ -339,7 +406,7 @@ func (s *Sharded) Value(ctx context.Context) (int64, error) {
 	s.layoutMu.Unlock()
 	vals := make([]*big.Int, width)
 	errs := make([]error, width)
-	each(width, func(i int) { vals[i], errs[i] = s.reader(i).exactValue(ctx) })
+	each(width, func(i int) { vals[i], errs[i] = s.readSub(ctx, ctx0, &op0, i) }) // each runs 0 on this goroutine
 	if err := errors.Join(errs...); err != nil {
 		return 0, err
 	}
@@ -351,6 +418,23 @@ func (s *Sharded) Value(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("%w: account %q: the sum of its sub-keys, %s, does not fit in int64", crdt.ErrOverflow, s.account, sum)
 	}
 	return sum.Int64(), nil
+}
+
+// readSub reads sub-key i's exact value as Value does: in op0, begun in
+// ctx0, for sub-key 0; in an operation of its own for the others.
+func (s *Sharded) readSub(ctx, ctx0 context.Context, op0 *observe.Operation, i int) (*big.Int, error) {
+	op := op0
+	if i == 0 {
+		ctx = ctx0
+	} else {
+		var opi observe.Operation
+		ctx, opi = observe.Start(ctx, s.opts.Observer, "ledger", "read")
+		op = &opi
+	}
+	defer op.End(panickedRead)
+	v, e, err := s.reader(i).exactValue(ctx, op.Observed(), false)
+	op.End(e)
+	return v, err
 }
 
 // reader returns a ledger that reads sub-key i: this Sharded's sub-ledger,
