@@ -196,14 +196,16 @@ func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, tim
 // the newest down to the first merge cell, which it costs (Reading.Cells).
 // A sum past int64 does not fail the read: Reading.Value clamps and
 // Stats.BigSum is exact (SPEC.md 8.3).
-func (c *Counters) Read(ctx context.Context, counter string) (r Reading, err error) {
+func (c *Counters) Read(ctx context.Context, counter string) (Reading, error) {
 	ctx, op := c.t.Start(ctx, "read")
-	defer func() { rowlog.End(&op, err, observe.Event{Attempts: 1, Rows: r.Cells}) }()
+	defer op.End(rowlog.Unreturned(false)) // only if the store panics
 	cells, _, err := c.scanVisible(ctx, counter)
-	if err != nil {
-		return Reading{}, err
+	var r Reading
+	if err == nil {
+		r = sumVisible(cells)
 	}
-	return sumVisible(cells), nil
+	rowlog.End(&op, err, observe.Event{Attempts: 1, Rows: r.Cells})
+	return r, err
 }
 
 // Merge writes, at the ID of the newest cell older than now − Window −
@@ -213,15 +215,19 @@ func (c *Counters) Read(ctx context.Context, counter string) (r Reading, err err
 // cell, at most one write; ok is false when there was nothing to merge. Merges need no
 // coordination: no cell that old can still be written (Options), so two
 // merges at one cutoff write the same content.
-func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, err error) {
+func (c *Counters) Merge(ctx context.Context, counter string) (Cell, bool, error) {
 	ctx, op := c.t.Start(ctx, "merge")
-	defer func() {
-		e := observe.Event{Attempts: 1, Folded: int(m.Stats.Count)}
-		if ok { // the merge folded through its newest cell, m.ID
-			e.Lag = max(time.Unix(0, m.Written).Sub(m.ID.Time()), 0)
-		}
-		rowlog.End(&op, err, e)
-	}()
+	defer op.End(rowlog.Unreturned(true)) // only if the store panics
+	m, ok, err := c.merge(ctx, counter)
+	e := observe.Event{Attempts: 1, Folded: int(m.Stats.Count)}
+	if ok { // the merge folded through its newest cell, m.ID
+		e.Lag = max(time.Unix(0, m.Written).Sub(m.ID.Time()), 0)
+	}
+	rowlog.End(&op, err, e)
+	return m, ok, err
+}
+
+func (c *Counters) merge(ctx context.Context, counter string) (m Cell, ok bool, err error) {
 	// The cell is stamped before the scan: a Delete acknowledged after the
 	// scan began shadows it, as it shadows the cells it sums (every cell
 	// at one merge id sums the same cells, so an older stamp loses nothing).
@@ -249,15 +255,19 @@ func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, 
 // newest merge cell that has existed for CompactGrace (by Written), so no
 // read or merge begun before it is still scanning. It reports whether it
 // deleted; the value is unchanged.
-func (c *Counters) Compact(ctx context.Context, counter string) (deleted bool, err error) {
+func (c *Counters) Compact(ctx context.Context, counter string) (bool, error) {
 	ctx, op := c.t.Start(ctx, "compact")
-	defer func() {
-		folded := 0
-		if deleted {
-			folded = 1 // one range delete
-		}
-		rowlog.End(&op, err, observe.Event{Attempts: 1, Folded: folded})
-	}()
+	defer op.End(rowlog.Unreturned(true)) // only if the store panics
+	deleted, err := c.compact(ctx, counter)
+	folded := 0
+	if deleted {
+		folded = 1 // one range delete
+	}
+	rowlog.End(&op, err, observe.Event{Attempts: 1, Folded: folded})
+	return deleted, err
+}
+
+func (c *Counters) compact(ctx context.Context, counter string) (deleted bool, err error) {
 	var m Cell
 	found := false
 	horizon := c.opts.Clock().Add(-c.opts.CompactGrace).UnixNano()

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/internal/obstest"
 	"github.com/counterkit/counterkit/observe"
@@ -72,10 +73,10 @@ func TestDeltalogOutcomes(t *testing.T) {
 	fs.SetPolicy(faulty.Only(faulty.Script(faulty.Unclassified), faulty.MethodApply))
 	check("unclassified", add(ctx, "v", timeid.New(now), 1), "add", observe.Error, 1, 0, 0)
 	fs.SetPolicy(nil)
-	check("read", func() error { _, err := c.Read(ctx, "v"); return err }, "read", observe.OK, -1, 0, 0)
+	check("read", func() error { _, err := c.Read(ctx, "v"); return err }, "read", observe.OK, 1, 0, 0)
 	// A canceled read's error wraps crdt.ErrUnavailable, as a canceled
 	// add's does: Read counts it refused once it ends with rowlog.End.
-	check("read canceled", func() error { _, err := c.Read(canceled, "v"); return err }, "read", observe.Canceled, -1, -1, 0)
+	check("read canceled", func() error { _, err := c.Read(canceled, "v"); return err }, "read", observe.Canceled, 1, 1, 0)
 	now = now.Add(time.Hour)
 	check("merge", func() error { _, _, err := c.Merge(ctx, "v"); return err }, "merge", observe.OK, 1, 0, 0)
 	now = now.Add(time.Hour)
@@ -103,4 +104,47 @@ func TestDeltalogPanicIsNotOK(t *testing.T) {
 	for _, e := range evs {
 		require.Equal(t, observe.Ambiguous, e.Outcome, "%s panicked, reported %q", e.Op, e.Outcome)
 	}
+}
+
+// A Read the store refuses is one attempt, refused (observe.Event.Refused:
+// "a refused read included"), as a Merge's refused scan is.
+func TestDeltalogRefusedReadIsCounted(t *testing.T) {
+	ctx := context.Background()
+	now := obsT0
+	tr := &obstest.Tracker{}
+	fs := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{
+		Policy: faulty.Only(func(faulty.Call) faulty.Fault { return faulty.Refuse }, faulty.MethodScan)})
+	c := obsCounters(t, fs, tr, &now)
+	_, err := c.Read(ctx, "v")
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	_, _, err = c.Merge(ctx, "v")
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	evs := tr.Events("deltalog")
+	require.Len(t, evs, 2)
+	for _, e := range evs {
+		require.Equal(t, observe.Unavailable, e.Outcome, e.Op)
+		require.Equal(t, 1, e.Attempts, e.Op)
+		require.Equal(t, 1, e.Refused, "%s: the refused scan is not counted", e.Op)
+	}
+}
+
+// A Read, Merge or Compact whose store panics is not reported "ok": it
+// ends with an error (a merge's or compaction's, which write, wrapping
+// crdt.ErrAmbiguousWrite) as the panic goes on.
+func TestDeltalogReadPanicIsNotOK(t *testing.T) {
+	ctx := context.Background()
+	now := obsT0
+	tr := &obstest.Tracker{}
+	st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{
+		Hook: func(context.Context, faulty.Call, bool) error { panic("store exploded") }})
+	c := obsCounters(t, st, tr, &now)
+	require.Equal(t, "store exploded", obstest.Catch(func() { _, _ = c.Read(ctx, "v") }))
+	require.Equal(t, "store exploded", obstest.Catch(func() { _, _, _ = c.Merge(ctx, "v") }))
+	require.Equal(t, "store exploded", obstest.Catch(func() { _, _ = c.Compact(ctx, "v") }))
+	require.Empty(t, tr.Problems())
+	var got []string
+	for _, e := range tr.Events("deltalog") {
+		got = append(got, e.Op+" "+e.Outcome)
+	}
+	require.Equal(t, []string{"read error", "merge ambiguous", "compact ambiguous"}, got)
 }

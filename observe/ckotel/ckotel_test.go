@@ -253,8 +253,8 @@ func TestDeltalogSpansAndMetrics(t *testing.T) {
 		"apply cells|client|counterkit deltalog add|counterkit.bytes=N counterkit.outcome=ok " + db + "apply db.system.name=memory",
 		"counterkit deltalog add|internal|-|counterkit.attempts=1 counterkit.component=deltalog counterkit.operation=add counterkit.outcome=ok",
 		"scan cells|client|counterkit deltalog read|counterkit.bytes=N counterkit.outcome=ok " + db + "scan db.response.returned_rows=1 db.system.name=memory",
-		"counterkit deltalog read|internal|-|counterkit.component=deltalog counterkit.operation=read counterkit.outcome=ok counterkit.rows=1",
-		"counterkit deltalog read|internal|-|counterkit.component=deltalog counterkit.operation=read counterkit.outcome=canceled error.type=canceled",
+		"counterkit deltalog read|internal|-|counterkit.attempts=1 counterkit.component=deltalog counterkit.operation=read counterkit.outcome=ok counterkit.rows=1",
+		"counterkit deltalog read|internal|-|counterkit.attempts=1 counterkit.component=deltalog counterkit.operation=read counterkit.outcome=canceled counterkit.refused=1 error.type=canceled",
 	}, spanRows(spans))
 	for _, sp := range spans {
 		require.Equal(t, ckotel.ScopeName, sp.InstrumentationScope().Name)
@@ -287,6 +287,8 @@ func TestDeltalogSpansAndMetrics(t *testing.T) {
 	require.Equal(t, map[string]int64{
 		drv + "add counterkit.outcome=ambiguous error.type=ambiguous_write": 1,
 		drv + "add counterkit.outcome=ok":                                   1,
+		drv + "read counterkit.outcome=ok":                                  1,
+		drv + "read counterkit.outcome=canceled":                            1,
 	}, sums(rm, "counterkit.attempts"))
 	require.Empty(t, sums(rm, "counterkit.retries"), "no operation retried")
 	for _, sm := range rm.ScopeMetrics {
