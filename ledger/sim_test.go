@@ -796,9 +796,13 @@ func (s *ledgerSim) step(ctx context.Context, step int) error {
 const simCases = 100
 
 // simProperties returns gopter properties over COUNTERKIT_CASES × simCases
-// schedule seeds, printing the seed and its replay command.
+// schedule seeds, printing the seed and its replay command. The seed is 1
+// in CI and the time's in a long run (doubtSeed), as for the random
+// protocol tests: long runs meet the ledger's stated limits (SPEC.md 6.11;
+// CHANGELOG, Known issues), about once in 200,000 schedules of
+// TestLedgerSimulationRetirement, which a time seed in CI met once.
 func simProperties(t *testing.T) (*gopter.Properties, *gopter.TestParameters) {
-	seed := proptest.Seed()
+	seed := doubtSeed(t)
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	params := gopter.DefaultTestParametersWithSeed(seed)
 	params.MinSuccessfulTests = proptest.Scale(simCases)
