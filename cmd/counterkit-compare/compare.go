@@ -696,36 +696,47 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 	seq := 0
 	making := true
 	var resolveBy time.Time
+	made := func() bool { // the worker's share of new transactions is made
+		return cfg.count > 0 && seq >= cfg.count || cfg.count == 0 && !cfg.now().Before(deadline)
+	}
 	for ctx.Err() == nil {
-		t, wait, busy := q.take(id)
-		if t != nil {
-			send(t)
-			continue
-		}
-		if making {
-			if (cfg.count > 0 && seq >= cfg.count) || (cfg.count == 0 && !cfg.now().Before(deadline)) {
-				making = false
-				resolveBy = cfg.now().Add(cfg.resolveFor)
-				if t := w.finish(); t != nil {
-					t.seq, t.origin = seq, id
-					send(t)
-				}
-				q.locked(func() {
-					if q.making--; q.making == 0 {
-						q.ran, q.ranAcked = cfg.now(), q.acked.Load()
-					}
-				})
-				continue
-			}
-			if t := w.next(seq); t != nil {
+		if making && made() {
+			making = false
+			resolveBy = cfg.now().Add(cfg.resolveFor)
+			if t := w.finish(); t != nil {
 				t.seq, t.origin = seq, id
 				send(t)
 			}
-			seq++
+			q.locked(func() {
+				if q.making--; q.making == 0 {
+					q.ran, q.ranAcked = cfg.now(), q.acked.Load()
+				}
+			})
+		}
+		if !making && !cfg.now().Before(resolveBy) {
+			break // -resolve-for is over, even while resends keep failing
+		}
+		// While making, a worker sends a new transaction after each resend,
+		// so that resends that keep failing do not hold the run up.
+		t, wait, busy := q.take(id)
+		if t != nil {
+			send(t)
+		}
+		if making {
+			if t == nil || !made() {
+				if t := w.next(seq); t != nil {
+					t.seq, t.origin = seq, id
+					send(t)
+				}
+				seq++
+			}
 			continue
 		}
-		if wait == 0 && !busy || !cfg.now().Before(resolveBy) {
-			break // nothing waits and nothing can come, or -resolve-for is over
+		if t != nil {
+			continue
+		}
+		if wait == 0 && !busy {
+			break // nothing waits and nothing can come
 		}
 		if wait <= 0 || wait > 10*time.Millisecond {
 			wait = 10 * time.Millisecond // a resend in flight may fail and come back

@@ -225,3 +225,25 @@ func TestWriteWindowsAreThePackagesDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]time.Duration{"balance": a.Options().Window, "deltalog": c.Options().Window}, writeWindows)
 }
+
+// TestResolveForEndsFailingResends: -resolve-for bounds the resends even
+// while they keep failing, and the run stops making transactions when its
+// count is reached even while resends are due. One worker, 50
+// transactions, every write failing: the run ends, every transaction
+// unresolved.
+func TestResolveForEndsFailingResends(t *testing.T) {
+	cfg := goldenConfig()
+	cfg.count, cfg.resolveFor = 50, 100*time.Millisecond
+	native := newNativeDouble(1, 1)
+	done := make(chan compareRow, 1)
+	go func() {
+		done <- runComparison(context.Background(), cfg, []compareTarget{nativeTarget(native, "k", new(atomic.Int64))}, nil)[0]
+	}()
+	select {
+	case r := <-done:
+		require.Equal(t, int64(50), r.Distinct)
+		require.Equal(t, int64(50), r.Unresolved)
+	case <-time.After(time.Minute):
+		t.Fatal("the run did not end: resends that keep failing held it past -resolve-for")
+	}
+}
