@@ -69,17 +69,7 @@ func ecCheck(acked, told map[int64]bool, v int64, prob string) (probs, classes [
 	if counts == nil {
 		return []string{fmt.Sprintf("value %d is no sum of the updates", v)}, []string{"no sum"}
 	}
-	for _, a := range []int64{1, 10, -100} {
-		switch cnt := counts[a]; {
-		case acked[a] && cnt != 1 || cnt > 1:
-			probs = append(probs, fmt.Sprintf("update %d (acked %v) counted %d", a, acked[a], cnt))
-			classes = append(classes, fmt.Sprintf("counted %d", cnt))
-		case told[a] && cnt != 0:
-			probs = append(probs, fmt.Sprintf("update %d told not written, counted %d", a, cnt))
-			classes = append(classes, fmt.Sprintf("told not written, counted %d", cnt))
-		}
-	}
-	return probs, classes
+	return faulty.Judge(counts, acked, told)
 }
 
 // TestErrorContractExploreBalance: Accounts adds and merges, and
@@ -94,7 +84,7 @@ func ecCheck(acked, told map[int64]bool, v int64, prob string) (probs, classes [
 // every attempt was answered "nothing written" not at all.
 func TestErrorContractExploreBalance(t *testing.T) {
 	for k, g := range exploreBalanceErrors(t, false) {
-		t.Errorf("%s: %d runs", k, g.runs)
+		t.Errorf("%s: %d runs, %v", k, g.Runs, g.Classes)
 	}
 }
 
@@ -124,28 +114,21 @@ func TestErrorContractCatchesLandedRefusals(t *testing.T) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(bad)) {
 		g := bad[k]
-		t.Logf("%s: %d runs, %v", k, g.runs, g.problems)
+		t.Logf("%s: %d runs, %v", k, g.Runs, g.Classes)
 		p := "told not written, counted 1"
 		if strings.Contains(k, "/fresh/") {
 			p = "counted 2"
 		}
-		if g.problems[p] == 0 {
-			t.Errorf("%s: no run with %q: %v", k, p, g.problems)
+		if g.Classes[p] == 0 {
+			t.Errorf("%s: no run with %q: %v", k, p, g.Classes)
 		}
 	}
-}
-
-// ecGroup is the runs of one group (driver/retry/kind/apply) that went
-// wrong, and how often each problem (ecCheck's classes) was seen in them.
-type ecGroup struct {
-	runs     int
-	problems map[string]int
 }
 
 // exploreBalanceErrors runs both scenarios under every faulty.Trials plan
 // (broken: with landed refusals) and caller policy, and returns the groups
 // of runs that went wrong.
-func exploreBalanceErrors(t *testing.T, broken bool) map[string]*ecGroup {
+func exploreBalanceErrors(t *testing.T, broken bool) faulty.Groups {
 	// told: every attempt of the update was answered with an error saying
 	// nothing was written.
 	runAccounts := func(st *errPartitions, retry string) (acked, told map[int64]bool, v int64, problem string) {
@@ -267,7 +250,7 @@ func exploreBalanceErrors(t *testing.T, broken bool) map[string]*ecGroup {
 		return acked, told, v, ""
 	}
 	runs := 0
-	bad := map[string]*ecGroup{}
+	bad := faulty.Groups{}
 	for _, d := range []struct {
 		name string
 		run  func(*errPartitions, string) (acked, told map[int64]bool, v int64, problem string)
@@ -287,16 +270,9 @@ func exploreBalanceErrors(t *testing.T, broken bool) map[string]*ecGroup {
 				acked, told, v, prob := run(st, retry)
 				if probs, classes := ecCheck(acked, told, v, prob); len(probs) > 0 {
 					key := fmt.Sprintf("%s/%s/%s/apply=%v", name, retry, tr.Kind.Name, tr.Apply)
-					g := bad[key]
-					if g == nil {
-						g = &ecGroup{problems: map[string]int{}}
-						bad[key] = g
+					if bad.Add(key, classes) {
 						groups++
 						t.Logf("%s %v v=%d: %s\n  %s", key, tr, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
-					}
-					g.runs++
-					for _, c := range classes {
-						g.problems[c]++
 					}
 				}
 			}

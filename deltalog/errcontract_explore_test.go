@@ -26,7 +26,7 @@ import (
 // not at all.
 func TestErrorContractExploreDeltalog(t *testing.T) {
 	for k, g := range exploreDeltalogErrors(t, false) {
-		t.Errorf("%s: %d runs", k, g.runs)
+		t.Errorf("%s: %d runs, %v", k, g.Runs, g.Classes)
 	}
 }
 
@@ -54,29 +54,21 @@ func TestErrorContractCatchesLandedRefusals(t *testing.T) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(bad)) {
 		g := bad[k]
-		t.Logf("%s: %d runs, %v", k, g.runs, g.problems)
+		t.Logf("%s: %d runs, %v", k, g.Runs, g.Classes)
 		p := "told not written, counted 1"
 		if strings.HasPrefix(k, "fresh/") {
 			p = "counted 2"
 		}
-		if g.problems[p] == 0 {
-			t.Errorf("%s: no run with %q: %v", k, p, g.problems)
+		if g.Classes[p] == 0 {
+			t.Errorf("%s: no run with %q: %v", k, p, g.Classes)
 		}
 	}
-}
-
-// ecGroup is the runs of one group (retry/kind/apply) that went wrong, and
-// how often each problem ("counted 2", "told not written, counted 1",
-// "error") was seen in them.
-type ecGroup struct {
-	runs     int
-	problems map[string]int
 }
 
 // exploreDeltalogErrors runs the scenario under every faulty.Trials plan
 // (broken: with landed refusals) and caller policy, and returns the groups
 // of runs that went wrong.
-func exploreDeltalogErrors(t *testing.T, broken bool) map[string]*ecGroup {
+func exploreDeltalogErrors(t *testing.T, broken bool) faulty.Groups {
 	type step struct {
 		op    string // add, merge, compact, wait
 		on    int
@@ -160,39 +152,21 @@ func exploreDeltalogErrors(t *testing.T, broken bool) map[string]*ecGroup {
 	n := st0.Writes()
 	t.Logf("fault-free writes:\n  %s", strings.Join(st0.Log(), "\n  "))
 	runs := 0
-	bad := map[string]*ecGroup{}
+	bad := faulty.Groups{}
 	for _, retry := range []string{"none", "same", "other", "fresh"} {
 		for _, tr := range faulty.Trials(n, broken) {
 			st := newErrPartitions(memory.NewPartitions())
 			st.Set(tr.Answers())
 			runs++
 			acked, told, v, prob := run(st, retry)
-			var probs, classes []string
-			if prob != "" {
-				probs, classes = append(probs, prob), append(classes, "error")
-			}
-			for _, d := range []int64{1, 10, 100} {
-				switch cnt := (v / d) % 10; {
-				case prob != "":
-				case acked[d] && cnt != 1 || cnt > 1:
-					probs = append(probs, fmt.Sprintf("add %d (acked %v) counted %d", d, acked[d], cnt))
-					classes = append(classes, fmt.Sprintf("counted %d", cnt))
-				case told[d] && cnt != 0:
-					probs = append(probs, fmt.Sprintf("add %d told not written, counted %d", d, cnt))
-					classes = append(classes, fmt.Sprintf("told not written, counted %d", cnt))
-				}
+			probs, classes := []string{prob}, []string{"error"}
+			if prob == "" {
+				probs, classes = faulty.Judge(map[int64]int64{1: v % 10, 10: v / 10 % 10, 100: v / 100 % 10}, acked, told)
 			}
 			if len(probs) > 0 {
 				key := fmt.Sprintf("%s/%s/apply=%v", retry, tr.Kind.Name, tr.Apply)
-				g := bad[key]
-				if g == nil {
-					g = &ecGroup{problems: map[string]int{}}
-					bad[key] = g
+				if bad.Add(key, classes) {
 					t.Logf("%s %v v=%d: %s\n  %s", key, tr, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
-				}
-				g.runs++
-				for _, c := range classes {
-					g.problems[c]++
 				}
 			}
 		}

@@ -293,3 +293,38 @@ func ExampleTrial() {
 	// unavailable/apply=false #1-#1 true 0
 	// unavailable/apply=false #1-#2 true 0
 }
+
+// Judge checks one run: update 10 was acknowledged and counts twice, and
+// update 1, whose every attempt was answered "nothing written", counts.
+func ExampleJudge() {
+	problems, classes := faulty.Judge(map[int64]int64{1: 1, 10: 2, 100: 1},
+		map[int64]bool{10: true, 100: true}, map[int64]bool{1: true})
+	fmt.Println(problems)
+	fmt.Println(classes)
+	// Output:
+	// [update 1 told not written, counted 1 update 10 (acked true) counted 2]
+	// [told not written, counted 1 counted 2]
+}
+
+// Groups collects the runs of an exploration that went wrong, by group;
+// Add reports a group's first run, the one worth logging.
+func ExampleGroups() {
+	bad := faulty.Groups{}
+	fmt.Println(bad.Add("none/unavailable/apply=true", []string{"counted 2"}))
+	fmt.Println(bad.Add("none/unavailable/apply=true", []string{"counted 2"}))
+	fmt.Println(len(bad), bad["none/unavailable/apply=true"].Runs)
+	// Output:
+	// true
+	// false
+	// 1 2
+}
+
+// A Group is the runs of one group and the classes of their problems.
+func ExampleGroup() {
+	bad := faulty.Groups{}
+	bad.Add("fresh/corrupt/apply=true", []string{"counted 2"})
+	bad.Add("fresh/corrupt/apply=true", []string{"counted 3", "counted 2"})
+	g := bad["fresh/corrupt/apply=true"]
+	fmt.Println(g.Runs, g.Classes["counted 2"], g.Classes["counted 3"])
+	// Output: 2 2 1
+}
