@@ -353,7 +353,7 @@ func (b *Book) remember(e *bookEntry) {
 	if l.cyc.Local == nil {
 		v = l.resume // still to be checked by a first read
 	}
-	if v == 0 || l.cyc.Pending || len(l.unindexed) > 0 {
+	if v == 0 || l.cyc.Pending || len(l.unindexed) > 0 || brokenBookForgets {
 		return
 	}
 	if b.dropped == nil {

@@ -969,7 +969,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 		// not land, and another attempt would fare no better.
 		l.unapply(merged, applied)
 		return true, fmt.Errorf("ledger %q: put: %w", l.key, err)
-	case retry.Classify(err) == retry.Refused:
+	case retry.Classify(err) == retry.Refused || brokenCancelRefused && errors.Is(err, context.Canceled):
 		l.stats.refused++
 		if brokenKeepRefused && len(applied) > 1 {
 			applied = applied[:1] // broken: the others stay in the state

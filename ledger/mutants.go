@@ -47,4 +47,16 @@ var (
 	// holds left out, late or not: transactions it alone counted are
 	// lost.
 	brokenLateAll bool
+	// brokenCountWindow reads no transaction record for a call: a retry
+	// is recognised only while a writer's history or folded record in the
+	// counter holds it, a window of so many transactions per writer,
+	// whatever their time.
+	brokenCountWindow bool
+	// brokenCancelRefused takes a Put that failed with the context's
+	// cancellation as not written, although the store may have applied
+	// it: the caller is told the credit did not land.
+	brokenCancelRefused bool
+	// brokenBookForgets remembers no dropped key's incarnation: each
+	// reopening of a key by a Book adds an actor entry to its state.
+	brokenBookForgets bool
 )

@@ -4,7 +4,9 @@ package ledger_test
 // new user who changes no option reads it (README, first lines; package
 // doc, "The guarantee"). Every ledger here uses the defaults but for a
 // clock the test moves (Options.Clock), so that a retry seconds to almost
-// a day later runs in milliseconds.
+// a day later runs in milliseconds. TestPromiseChecksCatchBrokenVariants
+// (promise_mutants_test.go, -tags counterkit_mutants) shows each of these
+// tests failing against a broken variant of the ledger.
 
 import (
 	"context"

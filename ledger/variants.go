@@ -21,4 +21,10 @@ const (
 	// a pass retires a writer with its late copies, and only those, left out
 	brokenLateDeclined = false
 	brokenLateAll      = false
+	// a retry the counter forgot is recognised by its record
+	brokenCountWindow = false
+	// a Put that failed with the context's error may have landed
+	brokenCancelRefused = false
+	// a Book continues a dropped key's incarnation
+	brokenBookForgets = false
 )
