@@ -66,26 +66,3 @@ func BreakLate(v string) (restore func()) {
 	brokenLateDeclined, brokenLateAll = v == LateDeclined, v == LateAll
 	return func() { brokenLateDeclined, brokenLateAll = false, false }
 }
-
-// BreakCountWindow makes every Ledger write transaction records but never
-// read them, so that a retry is recognised only while the counter holds
-// it, and returns a function that switches it off again.
-func BreakCountWindow() (restore func()) {
-	brokenCountWindow = true
-	return func() { brokenCountWindow = false }
-}
-
-// BreakCancel makes every Ledger take a Put that failed with its context's
-// cancellation as not written, and returns a function that switches it off
-// again.
-func BreakCancel() (restore func()) {
-	brokenCancelRefused = true
-	return func() { brokenCancelRefused = false }
-}
-
-// BreakBookMemory makes every Book forget the incarnations of the keys it
-// drops, and returns a function that switches it off again.
-func BreakBookMemory() (restore func()) {
-	brokenBookForgets = true
-	return func() { brokenBookForgets = false }
-}

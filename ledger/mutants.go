@@ -2,9 +2,15 @@
 
 package ledger
 
-// Known-broken variants of group commit and retirement, built only with the
+import (
+	"fmt"
+	"os"
+)
+
+// Known-broken variants of the ledger's rules, built only with the
 // counterkit_mutants build tag. Tests switch them on
-// (export_mutants_test.go) to show that the tests and the simulation catch
+// (export_mutants_test.go), or name one in COUNTERKIT_BREAK for a whole
+// process (init, below), to show that the tests and the simulation catch
 // them. They apply to every Ledger of the process, so the tests that set
 // them do not run in parallel with others. Without the tag they are false
 // constants (variants.go) and the branches that read them are compiled out.
@@ -60,3 +66,33 @@ var (
 	// reopening of a key by a Book adds an actor entry to its state.
 	brokenBookForgets bool
 )
+
+// Breaks maps the names COUNTERKIT_BREAK takes to the variants they switch
+// on: a test runs another test binary, of this module or one importing it,
+// with one of them for the whole process.
+var Breaks = map[string]*bool{
+	"count-window":      &brokenCountWindow,
+	"retire-unrecorded": &brokenRetireUnrecorded,
+	"dating":            &brokenDateByAnyRecord,
+	"long-doubt":        &brokenLongDoubt,
+	"long-doubt-own":    &brokenLongDoubtOwn,
+	"ack-early":         &brokenAckEarly,
+	"drop-on-retry":     &brokenDropOnRetry,
+	"keep-refused":      &brokenKeepRefused,
+	"late-declined":     &brokenLateDeclined,
+	"late-all":          &brokenLateAll,
+	"cancel-refused":    &brokenCancelRefused,
+	"book-forgets":      &brokenBookForgets,
+}
+
+func init() {
+	v := os.Getenv("COUNTERKIT_BREAK")
+	if v == "" {
+		return
+	}
+	b, ok := Breaks[v]
+	if !ok {
+		panic(fmt.Sprintf("COUNTERKIT_BREAK=%q: no such variant of the ledger", v))
+	}
+	*b = true
+}

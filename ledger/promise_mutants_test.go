@@ -3,21 +3,18 @@
 package ledger_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/counterkit/counterkit/ledger"
 )
 
 // TestPromiseChecksCatchBrokenVariants runs the promise tests, each in a
-// child process of this test binary with one broken variant switched on,
-// and requires each to fail against the variants listed for it. The
-// promise tests of bad input and of overdraw assert one answer each and
-// have no variant here.
+// child process of this test binary with one broken variant switched on
+// (COUNTERKIT_BREAK, ledger.Breaks), and requires each to fail against
+// the variants listed for it. The promise tests of bad input and of
+// overdraw assert one answer each and have no variant here.
 func TestPromiseChecksCatchBrokenVariants(t *testing.T) {
 	for _, c := range []struct {
 		variant string
@@ -50,35 +47,4 @@ func TestPromiseChecksCatchBrokenVariants(t *testing.T) {
 			}
 		})
 	}
-}
-
-// promiseBreaks are the broken variants the promise tests
-// (promise_*_test.go) run against, by the name COUNTERKIT_BREAK gives.
-var promiseBreaks = map[string]func() (restore func()){
-	"count-window":      ledger.BreakCountWindow,
-	"retire-unrecorded": ledger.BreakRetirement,
-	"dating":            ledger.BreakDating,
-	"long-doubt":        ledger.BreakLongDoubt,
-	"long-doubt-own":    ledger.BreakLongDoubtOwn,
-	"ack-early":         func() func() { return ledger.BreakGroup(ledger.GroupAckEarly) },
-	"drop-on-retry":     func() func() { return ledger.BreakGroup(ledger.GroupDropOnRetry) },
-	"keep-refused":      func() func() { return ledger.BreakGroup(ledger.GroupKeepRefused) },
-	"late-declined":     func() func() { return ledger.BreakLate(ledger.LateDeclined) },
-	"late-all":          func() func() { return ledger.BreakLate(ledger.LateAll) },
-	"cancel-refused":    ledger.BreakCancel,
-	"book-forgets":      ledger.BreakBookMemory,
-}
-
-// A child process started by TestPromiseChecksCatchBrokenVariants runs
-// with the variant COUNTERKIT_BREAK names switched on throughout.
-func init() {
-	v := os.Getenv("COUNTERKIT_BREAK")
-	if v == "" {
-		return
-	}
-	brk, ok := promiseBreaks[v]
-	if !ok {
-		panic(fmt.Sprintf("COUNTERKIT_BREAK=%q: no such variant", v))
-	}
-	brk()
 }

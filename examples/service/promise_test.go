@@ -1,10 +1,10 @@
 package main
 
-// Probes of at the HTTP level, with the service's
+// Probes of the promise at the HTTP level, with the service's
 // defaults (defaultConfig): concurrent deliveries of one idempotency key
 // to two replicas over a store that loses acknowledgements and refuses
-// writes, clients retrying every 503; then a restart of both replicas and
-// every request delivered again.
+// writes, clients retrying every 503; then other orders, a restart of
+// both replicas and every request delivered again.
 
 import (
 	"fmt"
@@ -87,6 +87,15 @@ func TestPromiseHTTPRetriesUnderFaultsAndRestart(t *testing.T) {
 	if got := stored(t, mem, "hot"); got != want {
 		t.Fatalf("stored %d, want %d: each order once", got, want)
 	}
+	// 200 other orders, so that the account's state no longer holds the
+	// first 40: their records answer what follows.
+	const others = 200
+	for i := range others {
+		if w, err := tryCredit(first[i%2], "hot", fmt.Sprint("other-", i), 1); err != nil || w.Outcome != "applied" {
+			t.Fatalf("other-%d: %+v %v", i, w, err)
+		}
+	}
+	want += others
 	// A restart of both replicas, and every request again.
 	second := []*service{newDefaultService(t, mem), newDefaultService(t, mem)}
 	a2 := deliver(second)

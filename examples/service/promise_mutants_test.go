@@ -1,0 +1,27 @@
+//go:build counterkit_mutants
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"testing"
+)
+
+// TestPromiseChecksCatchBrokenVariants runs the HTTP promise test in a
+// child process of this test binary with a broken variant of the ledger
+// switched on (COUNTERKIT_BREAK, ledger.Breaks), and requires it to fail.
+func TestPromiseChecksCatchBrokenVariants(t *testing.T) {
+	const name = "TestPromiseHTTPRetriesUnderFaultsAndRestart"
+	for _, v := range []string{"count-window"} {
+		t.Run(v, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run", "^"+name+"$", "-test.count=1", "-test.timeout=5m")
+			cmd.Env = append(os.Environ(), "COUNTERKIT_BREAK="+v)
+			out, err := cmd.CombinedOutput()
+			if err == nil || !regexp.MustCompile(`(?m)^--- FAIL: `+name+` \(`).Match(out) {
+				t.Fatalf("%s did not fail with %s (%v):\n%s", name, v, err, out)
+			}
+		})
+	}
+}
