@@ -846,12 +846,16 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 	return codePutResp, resp, ""
 }
 
-// del deletes as Riak 3.2 does. Its protocol-buffers delete has no
-// zero-length check on the key (riak_kv_pb_object checks only get and
-// put): a delete of the empty key looks it up, finds nothing (no put can
-// store it) and succeeds, or with a vclock writes a tombstone no get can
-// read, which is reaped. The double finds nothing there either, and
-// succeeds storing nothing.
+// del deletes as Riak 3.2 does (riak_kv_pb_object, riak_kv_delete). A
+// delete without a vclock reads the key first: a key that does not exist,
+// or holds only tombstones, is "not found" to that read, and the delete
+// succeeds writing nothing; otherwise it writes a tombstone with the
+// vclock it read. A delete with a vclock writes a tombstone with it
+// without reading, also where nothing is stored (the tombstone is reaped
+// after delete_mode like any other); an empty vclock is Riak's fresh one,
+// which covers nothing. Its protocol-buffers delete has no zero-length
+// check on the key (riak_kv_pb_object checks only get and put): a delete
+// of the empty key stores nothing that a get can read.
 func (s *FakeServer) del(m *rpbkv.RpbDelReq) (byte, proto.Message, rpcError) {
 	if len(m.Bucket) == 0 {
 		return 0, nil, "bucket is required"
@@ -869,11 +873,10 @@ func (s *FakeServer) del(m *rpbkv.RpbDelReq) (byte, proto.Message, rpcError) {
 	}
 	id := objectID{typ, string(m.Bucket), string(m.Key)}
 	old := s.objectLocked(id)
-	if old == nil {
-		return codeDelResp, nil, ""
-	}
-	if len(ctx) == 0 {
-		// Riak deletes without a vclock by fetching the current one first.
+	if m.Vclock == nil {
+		if old == nil || !old.live() {
+			return codeDelResp, nil, ""
+		}
 		ctx = old.vv
 	}
 	tomb := &rpbkv.RpbContent{Value: []byte{}, Deleted: proto.Bool(true)}
