@@ -124,3 +124,23 @@ func TestIfNoneMatchOnTombstone(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "match_found", riakErrmsg(cl.Execute(cmd)))
 }
+
+// TestIfNoneMatchAndIfNotModifiedTogether: with both set, Riak tries
+// if_none_match first, so a put on a key it does not find goes ahead (the
+// "notfound" refusal is if_not_modified's alone), and one on a live key is
+// refused with "match_found".
+func TestIfNoneMatchAndIfNotModifiedTogether(t *testing.T) {
+	srv := startDVV(t)
+	cl := client(t, srv)
+	put := func(value string) error {
+		cmd, err := riakc.NewStoreValueCommandBuilder().WithBucketType(dvvType).WithBucket(bucket).WithKey("k").
+			WithIfNoneMatch(true).WithIfNotModified(true).
+			WithContent(&riakc.Object{Value: []byte(value), ContentType: "text/plain"}).Build()
+		require.NoError(t, err)
+		return cl.Execute(cmd)
+	}
+	require.NoError(t, put("first"))
+	require.Equal(t, [][]byte{[]byte("first")}, srv.Values(dvvType, bucket, "k"))
+	require.Equal(t, "match_found", riakErrmsg(put("second")))
+	require.Equal(t, [][]byte{[]byte("first")}, srv.Values(dvvType, bucket, "k"))
+}

@@ -129,7 +129,8 @@ func FuzzHandleSequence(f *testing.F) {
 }
 
 // TestMalformedRequestIsNamed: a request body that does not decode is
-// answered with an error naming the message it should have been.
+// answered with an error naming the message it should have been, and an
+// unknown message code with Riak's message.
 func TestMalformedRequestIsNamed(t *testing.T) {
 	s := fuzzServer(t)
 	for code, name := range map[byte]string{
@@ -142,5 +143,9 @@ func TestMalformedRequestIsNamed(t *testing.T) {
 		if respCode != 0 || resp != nil || !strings.HasPrefix(string(rerr), "bad "+name+": ") {
 			t.Errorf("code %d with a malformed body: %d, %v, %q; want an error beginning %q", code, respCode, resp, rerr, "bad "+name+": ")
 		}
+	}
+	// A code no service registered: riak_api_pb_server's message.
+	if _, _, rerr := s.handle(200, nil); rerr != "Unknown message code: 200" {
+		t.Errorf("code 200: %q, want %q", rerr, "Unknown message code: 200")
 	}
 }

@@ -568,7 +568,8 @@ func (s *FakeServer) handle(code byte, body []byte) (byte, proto.Message, rpcErr
 	if k, ok := kinds[code]; ok {
 		return k.handle(s, body)
 	}
-	return 0, nil, rpcError(fmt.Sprintf("unknown message code: %d", code))
+	// riak_api_pb_server's answer, formatted with ~p.
+	return 0, nil, rpcError(fmt.Sprintf("Unknown message code: %d", code))
 }
 
 // msg makes fn a handler: it decodes the body as an M, and answers a body
@@ -811,16 +812,20 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 	}
 	id := objectID{typ, string(m.Bucket), key}
 	old := s.objectLocked(id)
-	if m.GetIfNoneMatch() && old != nil && old.live() {
-		return 0, nil, "match_found"
-	}
-	// Riak reads the key first (riak_kv_pb_object): a key with no live
-	// value, only tombstones included, is "notfound" to it.
-	if m.GetIfNotModified() && (old == nil || !old.live()) {
-		return 0, nil, "notfound"
-	}
-	if m.GetIfNotModified() && !ctx.Equal(old.vv) {
-		return 0, nil, "modified"
+	if m.GetIfNoneMatch() || m.GetIfNotModified() {
+		// Riak reads the key first (riak_kv_pb_object), a key with no live
+		// value, only tombstones included, being "notfound" to it, and
+		// tries if_none_match first: with both set, a put on a key it does
+		// not find goes ahead.
+		found := old != nil && old.live()
+		switch {
+		case found && m.GetIfNoneMatch():
+			return 0, nil, "match_found"
+		case found && !ctx.Equal(old.vv):
+			return 0, nil, "modified"
+		case !found && !m.GetIfNoneMatch():
+			return 0, nil, "notfound"
+		}
 	}
 	content := proto.Clone(m.Content).(*rpbkv.RpbContent)
 	content.Deleted = nil
@@ -838,7 +843,8 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 		if err != nil {
 			return 0, nil, rpcError(err.Error())
 		}
-		resp.Vclock, resp.Content = vc, next.contents(!m.GetReturnBody())
+		// return_head blanks the values even with return_body set.
+		resp.Vclock, resp.Content = vc, next.contents(m.GetReturnHead())
 	}
 	if !generated && resp.Vclock == nil {
 		return codePutResp, nil, ""
