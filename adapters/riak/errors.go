@@ -118,9 +118,9 @@ var misconfiguredMessages = []string{"invalid bucket type", "no bucket-type", "n
 
 // Riak error messages that mean the request carried a malformed vclock.
 // Riak's protocol-buffers handler crashes on one and reports the crash,
-// whose stack trace names riak_object:decode_vclock ("bad vclock" is the
-// test double's message).
-var corruptMessages = []string{"bad vclock", "decode_vclock", "erlify_rpbvc"}
+// whose stack trace names riak_object:decode_vclock (and the test double
+// does the same).
+var corruptMessages = []string{"decode_vclock", "erlify_rpbvc"}
 
 // crashPrefix starts the message Riak's protocol-buffers server sends when
 // its request handler crashed (it then closes the connection). The rest is

@@ -45,7 +45,6 @@ func TestClassify(t *testing.T) {
 		{"unknown riak error", wrap(riakErr("something new")), maybeApplied, nil},
 		{"context", context.DeadlineExceeded, maybeApplied, nil},
 		{"bad bucket type", wrap(riakErr(`Invalid bucket type: "x"`)), fatal, crdt.ErrMisconfiguredStore},
-		{"bad vclock", wrap(riakErr("bad vclock: ...")), fatal, crdt.ErrCorruptEncoding},
 
 		// The driver nests ClientErrors: peel them all.
 		{"nested pool exhausted", wrap(riakc.ErrConnMgrAllConnectionsInUse), notApplied, nil},

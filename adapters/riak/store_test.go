@@ -417,13 +417,19 @@ func TestBadInput(t *testing.T) {
 	require.Zero(t, srv.Requests(riaktest.OpPut)+srv.Requests(riaktest.OpDelete))
 
 	// A token whose framing is intact but whose vclock Riak cannot decode
-	// is refused by the server and not retried.
+	// is refused by the server and not retried. Riak's handler crashes
+	// on it and closes the connection; the store goes on working.
 	garbled := bytes.Clone(tok)
 	garbled[5] ^= 0xff
 	binary.BigEndian.PutUint32(garbled[1:], crc32.Checksum(garbled[5:], crc32.MakeTable(crc32.Castagnoli)))
 	require.ErrorIs(t, s.Put(ctx, key, "a", []byte("w"), garbled), crdt.ErrCorruptEncoding)
 	require.Equal(t, int64(1), srv.Requests(riaktest.OpPut))
 	require.Equal(t, [][]byte{[]byte("v")}, srv.Values(fakeType, testBucket, key))
+	sibs, tok, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("v")}, sibs)
+	require.NoError(t, s.Put(ctx, key, "a", []byte("w"), tok))
+	require.Equal(t, [][]byte{[]byte("w")}, srv.Values(fakeType, testBucket, key))
 
 	for _, o := range []riak.Options{{}, {Bucket: "b", RetryCount: -2}, {Bucket: "b", RetryBackoff: -1}, {Bucket: "b\x00"}} {
 		_, err := riak.NewSiblings(ctx, cl, o)

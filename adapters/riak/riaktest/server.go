@@ -12,6 +12,7 @@ import (
 	"net"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -462,7 +463,7 @@ func (s *FakeServer) serve(c net.Conn) {
 		if rerr != "" {
 			respCode, resp = codeErrorResp, &rpb.RpbErrorResp{Errmsg: []byte(rerr), Errcode: proto.Uint32(0)}
 		}
-		if writeFrame(c, respCode, resp) != nil {
+		if writeFrame(c, respCode, resp) != nil || rerr.crashed() {
 			return
 		}
 	}
@@ -694,10 +695,25 @@ func (s *FakeServer) resetBucket(typ, bucket string) (byte, proto.Message, rpcEr
 	return codeResetBucketResp, nil, ""
 }
 
+// crashPrefix starts the answer riak_api_pb_server sends when the
+// handler of a request crashed ("Error processing incoming message:
+// ~p:~p:~p", the class, the reason and the stack trace); it then closes
+// the connection. The double does the same.
+const crashPrefix = "Error processing incoming message: "
+
+// crashed reports whether rerr is a crash report, after which the
+// connection is closed.
+func (rerr rpcError) crashed() bool { return strings.HasPrefix(string(rerr), crashPrefix) }
+
+// decodeContext decodes a request's vclock. Riak's handler decodes it with
+// riak_object:decode_vclock, which crashes on bytes it did not encode, so
+// bytes that do not decode get a crash report naming decode_vclock, with
+// the double's reason in it.
 func decodeContext(b []byte) (VClock, rpcError) {
 	var vc VClock
 	if err := vc.UnmarshalBinary(b); err != nil {
-		return nil, rpcError("bad vclock: " + err.Error())
+		return nil, rpcError(fmt.Sprintf("%serror:{badarg,%q}:[{riak_object,decode_vclock,2,[]},"+
+			"{riak_kv_pb_object,process,2,[]},{riak_api_pb_server,process_message,4,[]}]", crashPrefix, err.Error()))
 	}
 	return vc, ""
 }

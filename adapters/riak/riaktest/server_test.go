@@ -1,14 +1,21 @@
 package riaktest_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	riakc "github.com/basho/riak-go-client"
+	rpb "github.com/basho/riak-go-client/rpb/riak"
+	rpbkv "github.com/basho/riak-go-client/rpb/riak_kv"
+	//lint:ignore SA1019 riak-go-client v1.7.0 generates its messages with github.com/golang/protobuf (API v1); this package marshals them as the client does
+	"github.com/golang/protobuf/proto"
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/adapters/riak/riaktest"
@@ -413,13 +420,40 @@ func TestFaultFuncAndCloseBeforeApply(t *testing.T) {
 	}, 5*time.Second, 20*time.Millisecond)
 }
 
+// TestMalformedVClockIsRefused: a vclock Riak cannot decode crashes its
+// request handler (riak_object:decode_vclock), which answers "Error
+// processing incoming message: ..." with the crash, stores nothing and
+// closes the connection; the client's next request on another connection
+// goes through.
 func TestMalformedVClockIsRefused(t *testing.T) {
 	srv := riaktest.Start(t)
 	cl := client(t, srv)
 	err := store(cl, "default", "k", "x", []byte("not a vclock"))
 	var re riakc.RiakError
 	require.True(t, errors.As(unwrapClient(err), &re), "%v", err)
-	require.Contains(t, re.Errmsg, "bad vclock")
+	require.True(t, strings.HasPrefix(re.Errmsg, "Error processing incoming message: error:"), re.Errmsg)
+	require.Contains(t, re.Errmsg, "{riak_object,decode_vclock,")
+	require.Empty(t, srv.Values("default", bucket, "k"))
+
+	// On the wire: the error frame, then the end of the connection.
+	c, err := net.Dial("tcp", srv.Addr())
+	require.NoError(t, err)
+	defer c.Close()
+	body, err := proto.Marshal(&rpbkv.RpbDelReq{Bucket: []byte(bucket), Key: []byte("k"), Vclock: []byte("not a vclock")})
+	require.NoError(t, err)
+	frame := binary.BigEndian.AppendUint32(nil, uint32(len(body)+1))
+	_, err = c.Write(append(append(frame, 13), body...)) // RpbDelReq
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	resp, err := io.ReadAll(c)
+	require.NoError(t, err, "the connection is closed after the answer")
+	require.Greater(t, len(resp), 5)
+	require.Equal(t, byte(0), resp[4], "RpbErrorResp")
+	var e rpb.RpbErrorResp
+	require.NoError(t, proto.Unmarshal(resp[5:], &e))
+	require.Contains(t, string(e.Errmsg), "decode_vclock")
+
+	require.Eventually(t, func() bool { return store(cl, "default", "k", "x", nil) == nil }, 5*time.Second, 20*time.Millisecond)
 }
 
 func deleteCmd(t *testing.T, typ, key string, vclock []byte) riakc.Command {
