@@ -618,7 +618,7 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 		{"consistent", p.Consistent}, {"n_val", p.NVal}, {"r", riakQuorum(p.R)}, {"w", riakQuorum(p.W)},
 		{"pr", riakQuorum(p.Pr)}, {"pw", riakQuorum(p.Pw)}, {"dw", riakQuorum(p.Dw)}, {"rw", riakQuorum(p.Rw)},
 		{"basic_quorum", p.BasicQuorum}, {"notfound_ok", p.NotFoundOk},
-		{"backend", cmp.Or(p.Backend, `""`)}, {"precommit hooks", p.HasPrecommit}, {"postcommit hooks", p.HasPostcommit},
+		{"backend", cmp.Or(p.Backend, `""`)}, {"precommit hooks", len(p.PreCommit)}, {"postcommit hooks", len(p.PostCommit)},
 	} {
 		rep.fact(kv.k, "%v", kv.v)
 	}

@@ -263,11 +263,33 @@ func newState(opts Options) *FakeServer {
 	return s
 }
 
+// typeProps are the properties of a new bucket type: Riak 3.2's defaults
+// (riak_core_bucket_type's common_defaults, as riak_pb_codec encodes
+// them: the quorums r, w, dw and rw "quorum", pr and pw 0, notfound_ok
+// true, empty commit hooks, ...) with p's.
 func typeProps(p BucketTypeProps) *rpb.RpbBucketProps {
 	props := &rpb.RpbBucketProps{
 		NVal:          proto.Uint32(3),
 		AllowMult:     proto.Bool(p.AllowMult),
 		LastWriteWins: proto.Bool(p.LastWriteWins),
+		Precommit:     []*rpb.RpbCommitHook{},
+		HasPrecommit:  proto.Bool(true),
+		Postcommit:    []*rpb.RpbCommitHook{},
+		HasPostcommit: proto.Bool(true),
+		ChashKeyfun:   &rpb.RpbModFun{Module: []byte("riak_core_util"), Function: []byte("chash_std_keyfun")},
+		Linkfun:       &rpb.RpbModFun{Module: []byte("riak_kv_wm_link_walker"), Function: []byte("mapreduce_linkfun")},
+		OldVclock:     proto.Uint32(86400),
+		YoungVclock:   proto.Uint32(20),
+		BigVclock:     proto.Uint32(50),
+		SmallVclock:   proto.Uint32(50),
+		Pr:            proto.Uint32(0),
+		R:             proto.Uint32(quorumQuorum),
+		W:             proto.Uint32(quorumQuorum),
+		Pw:            proto.Uint32(0),
+		Dw:            proto.Uint32(quorumQuorum),
+		Rw:            proto.Uint32(quorumQuorum),
+		BasicQuorum:   proto.Bool(false),
+		NotfoundOk:    proto.Bool(true),
 		Consistent:    proto.Bool(false),
 	}
 	if p.Datatype != "" {

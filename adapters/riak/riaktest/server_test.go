@@ -268,6 +268,20 @@ func TestBucketProps(t *testing.T) {
 	require.False(t, p.LastWriteWins)
 	require.Equal(t, uint32(3), p.NVal)
 	require.True(t, get("ledgers").AllowMult)
+	// Riak 3.2's defaults (riak_core_bucket_type), in every type: the
+	// quorums as riak_pb encodes them (quorum is 2^32-3), empty commit
+	// hooks that are present nonetheless.
+	const quorum = 1<<32 - 3
+	for _, typ := range []string{"default", "ledgers"} {
+		p := get(typ)
+		require.Equal(t, [6]uint32{0, quorum, quorum, 0, quorum, quorum}, [6]uint32{p.Pr, p.R, p.W, p.Pw, p.Dw, p.Rw}, typ)
+		require.True(t, p.NotFoundOk, typ)
+		require.False(t, p.BasicQuorum, typ)
+		require.Equal(t, [4]uint32{86400, 20, 50, 50}, [4]uint32{p.OldVClock, p.YoungVClock, p.BigVClock, p.SmallVClock}, typ)
+		require.True(t, p.HasPrecommit && p.HasPostcommit, typ)
+		require.Empty(t, p.PreCommit, typ)
+		require.Equal(t, &riakc.ModFun{Module: "riak_core_util", Function: "chash_std_keyfun"}, p.ChashKeyFun, typ)
+	}
 
 	setProps(t, cl, "default", true, true)
 	p = get("default")
