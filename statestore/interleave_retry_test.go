@@ -1,9 +1,9 @@
 package statestore_test
 
-// Review tests: every interleaving of two actors' statestore calls over
-// adapters/memory, each store call possibly refused, lost, landed but
-// answered ambiguously (or with an unclassified error), or held and
-// delivered later (or never).
+// Every interleaving of two or three actors' statestore calls over
+// adapters/memory or a store of one row per actor, each store call
+// possibly refused, lost, landed but answered ambiguously (or with an
+// unclassified error), or held and delivered later (or never).
 
 import (
 	"context"
@@ -51,18 +51,22 @@ type sibHeld struct {
 	value []byte
 	token store.Token
 	desc  string
+	ctx   context.Context // the call's context, with its write time
 }
 
 // sibWorld runs one schedule of actors over one memory store.
 type sibWorld struct {
 	sched     *schedtest.Sched
-	inner     *memory.Siblings
+	inner     store.Siblings
 	msgs      chan sibReq
 	grants    []chan sibFault
 	held      []sibHeld
 	log       []string
 	maxFaults int // faults injected per schedule at most
-	faults    int
+	// stamp, when set, gives each Put its write time as the call is made
+	// (rowSiblings), so that a held Put lands with its original time.
+	stamp  func(context.Context) context.Context
+	faults int
 }
 
 type sibGate struct {
@@ -88,13 +92,17 @@ func (g *sibGate) Fetch(ctx context.Context, key string) ([][]byte, store.Token,
 
 func (g *sibGate) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
 	desc := fmt.Sprintf("put %s as %s token=%v", key, actor, token != nil)
-	switch g.ask(false, desc) {
+	fault := g.ask(false, desc)
+	if g.w.stamp != nil {
+		ctx = g.w.stamp(ctx)
+	}
+	switch fault {
 	case sfRefuse:
 		return fmt.Errorf("injected: refused: %w", crdt.ErrUnavailable)
 	case sfLose:
 		return fmt.Errorf("injected: lost: %w", crdt.ErrAmbiguousWrite)
 	case sfHold:
-		g.w.held = append(g.w.held, sibHeld{key, actor, slices.Clone(value), slices.Clone(token), desc})
+		g.w.held = append(g.w.held, sibHeld{key, actor, slices.Clone(value), slices.Clone(token), desc, ctx})
 		return fmt.Errorf("injected: held: %w", crdt.ErrAmbiguousWrite)
 	case sfLandAck:
 		if err := g.w.inner.Put(ctx, key, actor, value, token); err != nil {
@@ -162,7 +170,7 @@ func (w *sibWorld) run(actors []func(ctx context.Context, s store.Siblings)) {
 			h := w.held[o.held]
 			w.held = slices.Delete(w.held, o.held, o.held+1)
 			w.log = append(w.log, "deliver "+h.desc)
-			if err := w.inner.Put(ctx, h.key, h.actor, h.value, h.token); err != nil {
+			if err := w.inner.Put(h.ctx, h.key, h.actor, h.value, h.token); err != nil {
 				panic(err)
 			}
 			continue
@@ -205,11 +213,44 @@ func incrementAsDocumented(ctx context.Context, s store.Siblings, key string, ac
 }
 
 func TestEveryInterleavingUpdateSaveRetry(t *testing.T) {
-	ops := [][]int64{{1, -2}, {4, 8}}
-	actorIDs := []crdt.ActorID{"a", "b"}
+	exploreUpdateSaveRetry(t, [][]int64{{1, -2}, {4, 8}}, func() (store.Siblings, func(context.Context) context.Context) {
+		return memory.NewSiblings(), nil
+	})
+}
+
+// TestEveryInterleavingUpdateSaveRetryPerActorStore runs the same
+// schedules over a store keeping one row per actor (rowSiblings, shaped as
+// the Cassandra adapter's table), whose Puts carry the write time of their
+// call: a held Put that lands late loses to its actor's newer row. Every
+// acknowledged increment counts once, none twice, as over siblings.
+func TestEveryInterleavingUpdateSaveRetryPerActorStore(t *testing.T) {
+	rows := func() (store.Siblings, func(context.Context) context.Context) {
+		s := newRowSiblings()
+		return s, s.stamp
+	}
+	exploreUpdateSaveRetry(t, [][]int64{{1, -2}, {4, 8}}, rows)
+	exploreUpdateSaveRetry(t, [][]int64{{1}, {4}, {-16}}, rows)
+}
+
+// TestEveryInterleavingUpdateSaveRetryThreeWriters: three actors, one
+// increment each, over siblings.
+func TestEveryInterleavingUpdateSaveRetryThreeWriters(t *testing.T) {
+	exploreUpdateSaveRetry(t, [][]int64{{1}, {4}, {-16}}, func() (store.Siblings, func(context.Context) context.Context) {
+		return memory.NewSiblings(), nil
+	})
+}
+
+// exploreUpdateSaveRetry runs, under every schedule, one actor per element
+// of ops applying its deltas with incrementAsDocumented over a store made
+// by newStore (with the function that stamps a Put's write time, or nil),
+// and checks each actor's part of the value read back.
+func exploreUpdateSaveRetry(t *testing.T, ops [][]int64, newStore func() (store.Siblings, func(context.Context) context.Context)) {
+	t.Helper()
+	actorIDs := []crdt.ActorID{"a", "b", "c"}[:len(ops)]
 	const key = "k"
-	// Every schedule with at most one fault runs in full (5,950);
-	// COUNTERKIT_FAULTS=2 COUNTERKIT_EXHAUSTIVE=1 runs all 339,916 with two.
+	// Every schedule with at most one fault runs in full (5,950 for two
+	// actors of two deltas); COUNTERKIT_FAULTS=2 COUNTERKIT_EXHAUSTIVE=1
+	// runs all 339,916 with two.
 	maxFaults, budget := 1, 0
 	if v := os.Getenv("COUNTERKIT_FAULTS"); v != "" {
 		maxFaults, _ = strconv.Atoi(v)
@@ -220,7 +261,8 @@ func TestEveryInterleavingUpdateSaveRetry(t *testing.T) {
 	}
 	var held, delivered int
 	n := schedtest.Explore(t, budget, func(sc *schedtest.Sched) string {
-		w := &sibWorld{sched: sc, inner: memory.NewSiblings(), maxFaults: maxFaults}
+		inner, stamp := newStore()
+		w := &sibWorld{sched: sc, inner: inner, maxFaults: maxFaults, stamp: stamp}
 		acked := make([][]bool, len(ops))
 		var problems []string
 		actors := make([]func(context.Context, store.Siblings), len(ops))
@@ -295,7 +337,7 @@ func TestEveryInterleavingUpdateSaveRetry(t *testing.T) {
 			h := w.held[0]
 			w.held = w.held[1:]
 			delivered++
-			if err := w.inner.Put(context.Background(), h.key, h.actor, h.value, h.token); err != nil {
+			if err := w.inner.Put(h.ctx, h.key, h.actor, h.value, h.token); err != nil {
 				return err.Error()
 			}
 		}
