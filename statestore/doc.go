@@ -4,8 +4,10 @@
 //
 // Load reads every sibling under a key, decodes each and merges them;
 // Update is load, apply a function as one actor, put with the load's
-// token; Save adds a state beside what is stored (SPEC.md 10.1). Neither
-// loses what is stored. A sibling that is not an encoding of the expected
+// token; Save adds a state beside what is stored, or on a store that keeps
+// one value per actor in place of that actor's (SPEC.md 10.1). Neither
+// loses what is stored, as long as a Save is not older than what its
+// actor stored. A sibling that is not an encoding of the expected
 // type makes Load and Update fail with the decoder's sentinel.
 //
 // # Caveats
@@ -13,8 +15,12 @@
 // GCounter and PNCounter updates are not idempotent: after an error from
 // Update's write that does not wrap crdt.ErrUnavailable (Update returned
 // a state with it), retry with Save and that state, not with Update
-// (TestErrorContractExploreStatestore). Give each concurrent writer its own actor:
-// two writers updating as one actor lose an increment.
+// (TestErrorContractExploreStatestore), and before the actor's next
+// Update: on a store keeping one value per actor (Cassandra) a state
+// re-sent after it replaces the newer state, losing its increment
+// (TestLimitSaveOfAnOlderStateOnAPerActorStore). Give each concurrent
+// writer its own actor: two writers updating as one actor lose an
+// increment.
 //
 // Update counts on the store's read-your-writes (README.md, Assumptions):
 // a read that misses this actor's last write (a stale replica) makes it

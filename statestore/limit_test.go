@@ -13,6 +13,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/statestore"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 )
 
@@ -63,4 +64,31 @@ func TestLimitStaleReadLosesAnIncrement(t *testing.T) {
 	c, err := statestore.Load[gcounter.Counter](ctx, st, "k")
 	require.NoError(t, err)
 	require.Equal(t, int64(1), c.Value(), "two acknowledged increments, one counted")
+}
+
+// TestLimitSaveOfAnOlderStateOnAPerActorStore, the limit Save states: on
+// a store that keeps one value per actor (rowSiblings, as the Cassandra
+// adapter), Save replaces the actor's earlier value, so re-sending a state
+// after the actor's next Update was acknowledged loses that Update's
+// increment. Over siblings (adapters/memory) the same Save is harmless.
+func TestLimitSaveOfAnOlderStateOnAPerActorStore(t *testing.T) {
+	ctx := context.Background()
+	inc := func(c *gcounter.Counter) error { return c.Increment("w", 1) }
+	for _, tc := range []struct {
+		name string
+		st   store.Siblings
+		want int64
+	}{
+		{"siblings", memory.NewSiblings(), 2},
+		{"one value per actor", newRowSiblings(), 1},
+	} {
+		first, err := statestore.Update(ctx, tc.st, "k", "w", inc)
+		require.NoError(t, err)
+		_, err = statestore.Update(ctx, tc.st, "k", "w", inc)
+		require.NoError(t, err)
+		require.NoError(t, statestore.Save(ctx, tc.st, "k", "w", first), "the first state, sent again late")
+		c, err := statestore.Load[gcounter.Counter](ctx, tc.st, "k")
+		require.NoError(t, err)
+		require.Equal(t, tc.want, c.Value(), tc.name)
+	}
 }

@@ -56,8 +56,12 @@ func load[V any, T counterPtr[V, T]](ctx context.Context, s store.Siblings, key 
 }
 
 // Save stores c under key as actor beside whatever the key holds,
-// superseding nothing. Saving a state twice is harmless, which makes Save
-// the safe retry after an ambiguous write.
+// superseding none of it, except on a store that keeps one value per actor
+// (store.Siblings; the Cassandra adapter), where c replaces what actor
+// stored before and so must hold it. Saving a state twice is harmless,
+// which makes Save the safe retry after an ambiguous write, before the
+// actor's next Update: there, a state sent after a newer one was stored as
+// actor replaces it (TestLimitSaveOfAnOlderStateOnAPerActorStore).
 func Save[T Counter[T]](ctx context.Context, s store.Siblings, key string, actor crdt.ActorID, c T) error {
 	return save(ctx, s, key, actor, c, nil) // no token: supersedes nothing
 }
