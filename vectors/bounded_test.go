@@ -630,6 +630,7 @@ func genBoundedVectors(t *testing.T) any {
 		// Caps (13.4): an array header over its cap is too_large before
 		// the bytes it claims are read (3.2).
 		{Name: "more than 4096 recipients", Hex: env + "9300a091" + entry("a", "01"+"050000"+"dc1001")},
+		{Name: "more than 4096 recipients as array32", Hex: env + "9300a091" + entry("a", "01"+"050000"+"dd00001001")},
 		{Name: "more than 1024 recent transactions", Hex: env + "9300a091" + entry("a", "01"+"050000"+"90"+"dc0401")},
 		{Name: "trailing byte", Hex: env + "9300a09000"},
 		{Name: "truncated", Hex: env + "9300a091"},
