@@ -781,3 +781,38 @@ func TestEncodedHorizonSeesTheBase(t *testing.T) {
 	require.NoError(t, c.UnmarshalBinary(b))
 	require.Equal(t, at(7).UTC(), c.Horizon())
 }
+
+// TestMergeOfAFoldPastAnUnseenRetirement: a state that folded past a
+// retirement it had not received (against the grace-period assumption,
+// SPEC.md 6.10) still holds the actor's live entry; the other state's
+// retired entry of the same seq replaces it and the kept base drops it, so
+// the merge counts it no more and is not above the first state, and
+// merging that state again brings the entry back: Merge is a join only
+// among states that keep the assumption.
+func TestMergeOfAFoldPastAnUnseenRetirement(t *testing.T) {
+	x, err := New(Options{})
+	require.NoError(t, err)
+	_, err = x.Apply("a", "t1", 5)
+	require.NoError(t, err)
+	y := x.Clone()
+	ok, err := y.RetireAllAt(time.Unix(10, 0), "a")
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, err = x.Apply("z", "t2", 7)
+	require.NoError(t, err)
+	ok, err = x.RetireAllAt(time.Unix(20, 0), "z")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, 1, x.Fold(time.Unix(30, 0)), "z folds; a's retirement at 10 s is not in x")
+	require.Equal(t, int64(12), x.Value())
+
+	xy := x.Clone()
+	require.NoError(t, xy.Merge(y))
+	require.Equal(t, int64(7), xy.Value(), "a's 5 is counted by neither the base nor an entry")
+	require.False(t, x.Leq(xy))
+	require.True(t, y.Leq(xy))
+	again := xy.Clone()
+	require.NoError(t, again.Merge(x))
+	require.Equal(t, int64(12), again.Value())
+	require.False(t, again.Equal(xy), "(x ⊔ x) ⊔ y differs from x ⊔ (x ⊔ y)")
+}
