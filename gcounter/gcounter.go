@@ -61,8 +61,9 @@ func (c *Counter) orEmpty() *Counter {
 }
 
 // Increment adds n to actor's count: n must be non-negative (ErrInvalidAmount);
-// zero only validates the actor (ErrInvalidActor). A total past math.MaxInt64
-// is ErrOverflow, a new actor past MaxActors ErrTooLarge; on error c is
+// zero changes nothing but validates the actor (ErrInvalidActor). A total past
+// math.MaxInt64 is ErrOverflow (zero included, once a merge took the total
+// past it: SPEC.md 4.2), a new actor past MaxActors ErrTooLarge; on error c is
 // unchanged. A known actor does not allocate.
 func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
 	if n < 0 {

@@ -101,6 +101,7 @@ func TestMergePastInt64(t *testing.T) {
 	require.True(t, back.Equal(ab))
 	before := ab.Clone()
 	require.ErrorIs(t, ab.Increment("y", 1), crdt.ErrOverflow)
+	require.ErrorIs(t, ab.Increment("y", 0), crdt.ErrOverflow, "SPEC.md 4.2: step 3 before step 4")
 	h := ab.Handle("y")
 	require.ErrorIs(t, h.Add(1), crdt.ErrOverflow)
 	require.True(t, ab.Equal(before))
