@@ -27,8 +27,8 @@ func longIDs(k, n int) []crdt.ActorID {
 
 // A union of states each within MaxActors, with the longest ids, passes
 // MaxEncodedSize; MarshalBinary refuses it (crdt.ErrTooLarge) instead of
-// writing bytes UnmarshalBinary refuses (found by a review: 16,847,136
-// bytes for 65,536 actors of 255 bytes). Both counters.
+// writing bytes UnmarshalBinary refuses (16,847,136 bytes for 65,536
+// actors of 255 bytes). Both counters.
 func TestEncodingPastMaxEncodedSizeRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 16 MiB states; the first pass runs it")
