@@ -719,8 +719,9 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 // Merge sets g to the join of g and other, per actor the entry with the
 // larger sequence number; other is never modified, and nil (or g) changes
 // nothing. With a Base it is a join only among states that keep the
-// grace-period assumption of SPEC.md 6.10 (see Fold). An id held with two amounts is not an error: the owner's copy
-// counts (see Conflicts), and a value past int64 is kept (see Value). The
+// grace-period assumption of SPEC.md 6.10 (see Fold). An id held with two
+// amounts is not an error: the owner's copy counts (see Conflicts), and a
+// value past int64 is kept (see Value). The
 // one error, g unchanged: more than MaxActorsLimit + MaxRetired entries
 // (crdt.ErrTooLarge).
 func (g *GCounter) Merge(other *GCounter) error {
