@@ -45,7 +45,8 @@ type AccountOptions struct {
 	Counter Options
 
 	// Keep is what this account keeps of its own rights when it grants
-	// other actors' requests (default 0: it gives all it has).
+	// other actors' requests: each request gets the shortfall it asked
+	// for, out of the rights beyond Keep (default 0: all of them may go).
 	Keep int64
 
 	// RetryCount is how many more times a write is attempted after an
