@@ -85,6 +85,13 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
+	if c.fs.NArg() > 0 {
+		hint := ""
+		if *to == "" {
+			hint = fmt.Sprintf(": name the new directory with -to %s", c.fs.Arg(0))
+		}
+		return fail(stderr, "backup", invalidIf(true, "backup takes no arguments (got %q)%s", c.fs.Arg(0), hint))
+	}
 	if *from == "" && *cf.store != "" {
 		return onEmbedded(c, cf, stdout, func(dir string) error { return emptyTarget(*to, dir, true) },
 			func(ctx context.Context, dir string) (*backupResult, error) { return backup(ctx, dir, *to) })
@@ -92,7 +99,7 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	// -from URL: download a running service's copy (embedded.DB.BackupHandler).
 	u, uerr := url.Parse(*from)
 	if err := cmp.Or(invalidIf(*from == "", "give -store embedded:DIR or -from URL"), invalidIf(*cf.store != "", "give -store or -from, not both"),
-		invalidIf(c.fs.NArg() > 0, "backup takes no arguments (got %q)", c.fs.Arg(0)), checkTimeout(*cf.timeout),
+		checkTimeout(*cf.timeout),
 		invalidIf(uerr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "",
 			"-from must be an http:// or https:// URL of the service's backup handler, not %q", *from), emptyTarget(*to, "", false)); err != nil {
 		return fail(stderr, "backup", err)

@@ -37,10 +37,10 @@ const inspectUsage = `usage: counterkit inspect [flags] [-hex HEX | FILE | -]
 
 Decodes one counterkit encoding (any type: gcounter, pncounter, tgcounter,
 tpncounter, bounded, tally.shard, tally.tally, deltalog.cell, balance.row,
-ledger.txn)
-and prints what it holds: type, format version, size, value, and per type
-the actors, totals, history and folded records, the bases of retired
-actors folded away (their exact total and cutoff), window and stats.
+ledger.txn) and prints what it holds: type, format version, size, value,
+and per type the actors, totals, history and folded records, the bases of
+retired actors folded away (their exact total and cutoff), window and
+stats.
 
 The input is the raw bytes of FILE, of standard input (no FILE, or -), or
 the hexadecimal string given with -hex (spaces allowed). Bytes that do not
