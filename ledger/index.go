@@ -47,6 +47,9 @@ type Record = txnrec.Record
 // their lengths.
 func RecordKey(account string, txn crdt.TxnID) string { return txnrec.Key(account, txn) }
 
+// RecordKeyPrefix starts every transaction record's key (RecordKey).
+const RecordKeyPrefix = txnrec.Prefix
+
 // IsRecordKey reports whether key is the key of a transaction record (see
 // Options.RetryWindow) rather than of a ledger: what a tool listing a
 // store's keys, or a test injecting faults into the counter's calls alone,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -106,6 +107,56 @@ func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) er
 	return s.db.update(func(w *wtx) error {
 		return deleteDots(w.bucket(bucketSiblings), prefix, dots)
 	}, len(prefix)+8*len(dots))
+}
+
+// Keys returns up to limit keys of siblings that start with prefix and
+// come after the key after ("": from the first), in the store's order:
+// shorter keys first, keys of one length bytewise. Passing the last key
+// returned as after reads the next page; each page is read in one read
+// transaction, so writes go on between pages. It is how a program lists
+// what the store holds while it is open, for example the transaction
+// records that ledger.ExpireRecords deletes once no retry can need them
+// (prefix ledger.RecordKeyPrefix; those keys are all of one length). A
+// limit below 1 is refused with crdt.ErrInvalidConfig.
+func (s *Siblings) Keys(ctx context.Context, prefix, after string, limit int) ([]string, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("%w: embedded: Keys limit %d, want at least 1", crdt.ErrInvalidConfig, limit)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var keys []string
+	err := s.db.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketSiblings).Cursor()
+		for n := max(len(prefix), len(after), 1); n <= crdt.MaxKeyLen; n++ {
+			head := append(binary.AppendUvarint(nil, uint64(n)), prefix...)
+			seek := head
+			if n == len(after) {
+				seek = appendPrefix(nil, after)
+			}
+			for k, _ := c.Seek(seek); k != nil && bytes.HasPrefix(k, head); k, _ = c.Next() {
+				key, _, err := cutPrefix(k)
+				if err != nil {
+					return err
+				}
+				if (n == len(after) && string(key) <= after) || len(keys) > 0 && keys[len(keys)-1] == string(key) {
+					continue // after itself, or another sibling of the key just listed
+				}
+				if len(keys) == limit {
+					return nil
+				}
+				if len(keys)%4096 == 4095 && ctx.Err() != nil {
+					return ctx.Err()
+				}
+				keys = append(keys, string(key))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return keys, nil
 }
 
 func deleteDots(b tb, prefix []byte, dots []uint64) error {

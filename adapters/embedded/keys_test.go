@@ -1,0 +1,142 @@
+package embedded_test
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/embedded"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+)
+
+// TestSiblingsKeys lists keys of every length from 1 to MaxKeyLen (the
+// stored length takes two bytes from 128 on), some with two siblings,
+// against a sorted model: every prefix, every page size, and paging from
+// each key returned.
+func TestSiblingsKeys(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t, embedded.Options{})
+	st := db.Siblings()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var all []string
+	for n := 1; n <= crdt.MaxKeyLen; n += 1 + rng.IntN(9) {
+		for _, first := range []string{"a", "b", "ab"} {
+			k := first + strings.Repeat("x", max(0, n-len(first)))
+			if len(k) != n && n > 1 {
+				continue
+			}
+			all = append(all, k)
+			if err := st.Put(ctx, k, "w", []byte("v"), nil); err != nil {
+				t.Fatal(err)
+			}
+			if rng.IntN(2) == 0 { // a second sibling: the key is listed once
+				if err := st.Put(ctx, k, "u", []byte("v"), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	all = slices.Compact(slices.SortedFunc(slices.Values(all), func(a, b string) int {
+		return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
+	}))
+	for _, prefix := range []string{"", "a", "ab", "b", "zz"} {
+		var want []string
+		for _, k := range all {
+			if strings.HasPrefix(k, prefix) {
+				want = append(want, k)
+			}
+		}
+		for _, limit := range []int{1, 2, 7, 1000} {
+			var got []string
+			for after := ""; ; {
+				page, err := st.Keys(ctx, prefix, after, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(page) > limit {
+					t.Fatalf("prefix %q limit %d: a page of %d", prefix, limit, len(page))
+				}
+				got = append(got, page...)
+				if len(page) < limit {
+					break
+				}
+				after = page[len(page)-1]
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("prefix %q, pages of %d: %d keys, want %d\ngot  %q\nwant %q", prefix, limit, len(got), len(want), got, want)
+			}
+		}
+		for i, after := range want {
+			page, err := st.Keys(ctx, prefix, after, len(want))
+			if err != nil || !slices.Equal(page, want[i+1:]) {
+				t.Fatalf("prefix %q after %q: %q %v, want %q", prefix, after, page, err, want[i+1:])
+			}
+		}
+	}
+}
+
+func TestSiblingsKeysRefusals(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t, embedded.Options{})
+	if _, err := db.Siblings().Keys(ctx, "", "", 0); !errors.Is(err, crdt.ErrInvalidConfig) {
+		t.Fatalf("limit 0: %v", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := db.Siblings().Keys(cancelled, "", "", 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a done context: %v", err)
+	}
+	db.Close()
+	if _, err := db.Siblings().Keys(ctx, "", "", 1); !errors.Is(err, embedded.ErrClosed) {
+		t.Fatalf("closed: %v", err)
+	}
+}
+
+// ExampleSiblings_Keys lists a store's transaction records a page at a
+// time and deletes those past every retry window (ledger.ExpireRecords).
+func ExampleSiblings_Keys() {
+	ctx := context.Background()
+	base, err := os.MkdirTemp("", "counterkit-records-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(base)
+	db, err := embedded.Open(filepath.Join(base, "data"), embedded.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	l, _ := ledger.New(db.Siblings(), "acct", ledger.Options{Actor: "svc", Clock: clock})
+	for i := range 5 {
+		l.Credit(ctx, crdt.TxnID(fmt.Sprint("pay-", i)), 10)
+	}
+
+	now = now.Add(ledger.DefaultExpireAfter + time.Minute)
+	deleted := 0
+	for after := ""; ; {
+		keys, err := db.Siblings().Keys(ctx, ledger.RecordKeyPrefix, after, 2)
+		if err != nil || len(keys) == 0 {
+			break
+		}
+		res, _ := ledger.ExpireRecords(ctx, db.Siblings(), keys, ledger.ExpireOptions{Clock: clock})
+		deleted += res.Deleted
+		after = keys[len(keys)-1]
+	}
+	left, _ := db.Siblings().Keys(ctx, "", "", 100)
+	fmt.Println("records deleted:", deleted)
+	fmt.Println("keys left:", left)
+	// Output:
+	// records deleted: 5
+	// keys left: [acct]
+}

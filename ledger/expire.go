@@ -1,0 +1,116 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+)
+
+// DefaultExpireAfter is ExpireOptions.After when it is zero: the default
+// RetryWindow (of ledgers and bounded Accounts alike) and an hour, more
+// than FutureSkew (a minute) plus the clock skew SPEC.md 6.11 allows for.
+const DefaultExpireAfter = DefaultRetryWindow + time.Hour
+
+// ExpireOptions configure ExpireRecords.
+type ExpireOptions struct {
+	// After is how long a record is kept after it was made (its At, by
+	// the writer's clock). It must be at least the longest RetryWindow of
+	// every ledger and bounded Account whose records the store holds, plus
+	// FutureSkew and the writers' clock skew (SPEC.md 6.11, "Storage"):
+	// a record deleted earlier lets a retry inside the window count again.
+	// Zero means DefaultExpireAfter; negative is refused.
+	After time.Duration
+	// Clock returns the current time; nil means time.Now.
+	Clock func() time.Time
+}
+
+// ExpireResult counts the keys ExpireRecords was given.
+type ExpireResult struct {
+	// Deleted: every record under the key was made more than After ago.
+	Deleted int
+	// Kept: a record under the key may still answer a retry.
+	Kept int
+	// Empty: the key held nothing.
+	Empty int
+	// Damaged: a sibling under the key does not decode as a record. Such
+	// a key is kept, and its error joined into ExpireRecords' error.
+	Damaged int
+}
+
+// ExpireRecords deletes from st the transaction records (SPEC.md 6.11)
+// under keys that no ledger or bounded Account reads any more: those whose
+// every sibling is a record made more than opts.After ago. Records are not
+// deleted otherwise, so a store that keeps them without a TTL (the
+// embedded store, the memory store) grows by one key per transaction until
+// something calls this; run it on a timer, with the keys listed by the
+// store (for the embedded store, Siblings.Keys with RecordKeyPrefix).
+//
+// Each key is read, then deleted with the read's token: a record written
+// under it in between survives (store.SiblingDeleter). A key that is not a
+// record key is refused with crdt.ErrInvalidKey before anything is read; a
+// sibling that does not decode leaves its key as it is, counted Damaged,
+// its error (crdt.ErrCorruptEncoding) joined into the result's. A read or
+// delete that fails ends the call with what was done so far.
+func ExpireRecords(ctx context.Context, st interface {
+	store.Siblings
+	store.SiblingDeleter
+}, keys []string, opts ExpireOptions) (ExpireResult, error) {
+	var res ExpireResult
+	if opts.After < 0 {
+		return res, fmt.Errorf("%w: ExpireOptions.After %v is negative", crdt.ErrInvalidConfig, opts.After)
+	}
+	for _, k := range keys {
+		if !IsRecordKey(k) {
+			return res, fmt.Errorf("%w: %q is not a transaction record's key (RecordKeyPrefix)", crdt.ErrInvalidKey, k)
+		}
+	}
+	after := opts.After
+	if after == 0 {
+		after = DefaultExpireAfter
+	}
+	now := time.Now
+	if opts.Clock != nil {
+		now = opts.Clock
+	}
+	var damaged []error
+	for _, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return res, errors.Join(append(damaged, err)...)
+		}
+		sibs, token, err := st.Fetch(ctx, k)
+		if err != nil {
+			return res, errors.Join(append(damaged, fmt.Errorf("ledger: expiring records: reading %q: %w", k, err))...)
+		}
+		if len(sibs) == 0 {
+			res.Empty++
+			continue
+		}
+		oldest := now().Add(-after)
+		dead, bad := true, error(nil)
+		for i, b := range sibs {
+			var r Record
+			if err := r.UnmarshalBinary(b); err != nil {
+				bad = fmt.Errorf("ledger: expiring records: %q, sibling %d of %d: %w", k, i+1, len(sibs), err)
+				break
+			}
+			dead = dead && r.At.Before(oldest)
+		}
+		switch {
+		case bad != nil:
+			res.Damaged++
+			damaged = append(damaged, bad)
+		case !dead:
+			res.Kept++
+		default:
+			if err := st.Delete(ctx, k, token); err != nil {
+				return res, errors.Join(append(damaged, fmt.Errorf("ledger: expiring records: deleting %q: %w", k, err))...)
+			}
+			res.Deleted++
+		}
+	}
+	return res, errors.Join(damaged...)
+}
