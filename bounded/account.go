@@ -83,8 +83,11 @@ type Result struct {
 	Value    int64 // math.MaxInt64 past it (see Account.Value)
 	Rights   int64 // what this account may debit now
 	Granted  int64 // rights this call gave to other actors' requests
-	// Requested is, after a refused debit, the shortfall this account asks
-	// for, or 0 when the whole balance above the bound is short of it.
+	// Requested is, after a refused debit, this account's outstanding
+	// request once the call ended (SPEC.md 13.5): the shortfall, or more
+	// while an earlier refused debit's larger request is not met, and 0
+	// when nothing is asked (a debit the whole balance above the bound is
+	// short of asks nothing).
 	Requested int64
 }
 
@@ -203,7 +206,11 @@ func (a *Account) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 // rights. A debit beyond them is refused with an *InsufficientRightsError
 // and recorded as a request for the shortfall (Result.Requested), which
 // holders of spare rights grant on their next write; retry it later with
-// the same txn. A debit that goes through ends the request.
+// the same txn. A debit that goes through ends the request. The error's
+// Available is what the account could debit when it refused; the call
+// then grants as every call does (an account that asks gives to smaller
+// requesters), so Result.Rights, what it may debit once the call ended,
+// can be less.
 func (a *Account) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	if amount <= 0 {
 		return Result{}, fmt.Errorf("%w: debit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)

@@ -119,3 +119,33 @@ func TestCloseWithdrawsItsRequest(t *testing.T) {
 	require.Zero(t, c.Rights(b.Writer()), "nothing granted to the closed incarnation")
 	require.Equal(t, int64(20), c.Rights(a.Writer()))
 }
+
+// TestRequestedIsTheOutstandingRequest: after a refused debit,
+// Result.Requested is the account's outstanding request once the call
+// ended (SPEC.md 13.5): the shortfall; an earlier larger request that is
+// not met; 0 when the whole balance above the bound is short and nothing
+// was asked before, else the earlier request, which stays.
+func TestRequestedIsTheOutstandingRequest(t *testing.T) {
+	ctx := context.Background()
+	st := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{})
+	a, b := edgeAccount(t, st, "a"), edgeAccount(t, st, "b")
+	_, err := a.Credit(ctx, "c", 10) // a holds the whole value and never writes again
+	require.NoError(t, err)
+	for _, step := range []struct {
+		txn       crdt.TxnID
+		n, wanted int64
+	}{
+		{"d1", 15, 0},  // beyond the value: nothing asked
+		{"d2", 4, 4},   // the shortfall
+		{"d3", 3, 4},   // within the request: it stays 4
+		{"d4", 20, 4},  // beyond the value: the earlier request stays
+		{"d5", 10, 10}, // the whole value: asked
+	} {
+		res, err := b.Debit(ctx, step.txn, step.n)
+		require.ErrorIs(t, err, crdt.ErrInsufficientRights, string(step.txn))
+		require.Equal(t, step.wanted, res.Requested, "%s of %d", step.txn, step.n)
+		c, err := b.Sync(ctx)
+		require.NoError(t, err)
+		require.Equal(t, step.wanted, c.Outstanding(b.Writer()), "%s: Requested is the outstanding request", step.txn)
+	}
+}

@@ -98,11 +98,13 @@ func (o Outcome) String() string {
 
 // InsufficientRightsError is the error of a debit, a transfer or a
 // retraction that would take an actor's rights below zero. It wraps
-// crdt.ErrInsufficientRights; Available is what the actor may debit now.
+// crdt.ErrInsufficientRights; Available is what the actor could debit
+// when the operation was refused (an Account's refused debit may grant
+// some of it away in the same call: see Account.Debit).
 type InsufficientRightsError struct {
 	Actor     crdt.ActorID
 	Amount    int64 // what was asked for
-	Available int64 // the actor's rights (never below zero)
+	Available int64 // the actor's rights when refused (an Account's: what it may spend), never below zero
 }
 
 func (e *InsufficientRightsError) Error() string {
