@@ -622,9 +622,12 @@ func (a *Account) Value(ctx context.Context) (int64, error) {
 }
 
 // Close withdraws this account's own request, gives every right it may
-// spend to the outstanding requests, then to heir (when not empty),
-// writes, and makes every later call fail with ErrClosed. Rights with no
-// taker stay with this incarnation.
+// spend to the outstanding requests its read shows, then to heir (when
+// not empty), writes, and makes every later call fail with ErrClosed.
+// Rights with no taker stay with this incarnation: with no heir, a request
+// its read did not show (written at the same time, or hidden by a stale
+// read) is never met from them (SPEC.md 13.5). An heir that is another
+// live Account's Writer grants such requests later.
 func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) {
 	if heir != "" {
 		if err := heir.Validate(); err != nil {

@@ -139,3 +139,54 @@ func TestLimitGrantToAClosedRequester(t *testing.T) {
 		})
 	}
 }
+
+// TestLimitCloseMissesAnUnseenRequest pins the limit SPEC.md 13.5 states:
+// a Close gives only to the requests its read shows. Schedule:
+//
+//	a.Credit(c1, 10)    acknowledged
+//	b.Debit(d1, 3)      insufficient_rights, requests 3
+//	a.Close(heir)       its Fetch served one state stale (before b's request)
+//
+// With no heir, b's request is never met from a's 10, which stay with the
+// closed a; with an heir (c), the heir's next write grants b its 3. With
+// a fresh read, a gives b its 3 in either case.
+func TestLimitCloseMissesAnUnseenRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		stale, heir  bool
+		bGot, aKeeps int64
+	}{
+		{"fresh read, no heir", false, false, 3, 7},
+		{"stale read, no heir", true, false, 0, 10},
+		{"stale read, heir", true, true, 3, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := newDoubtRig(t)
+			a, b, c := r.open("a", 0), r.open("b", 0), r.open("c", 0)
+			_, err := a.Credit(ctx, "c1", 10)
+			require.NoError(t, err)
+			res, err := b.Debit(ctx, "d1", 3)
+			require.ErrorIs(t, err, crdt.ErrInsufficientRights)
+			require.Equal(t, int64(3), res.Requested)
+			heir := crdt.ActorID("")
+			if tc.heir {
+				heir = c.Writer()
+			}
+			if tc.stale {
+				r.script(faulty.StaleBy(1)) // a's Fetch: the state before b's request
+			}
+			_, err = a.Close(ctx, heir)
+			require.NoError(t, err)
+			r.st.SetPolicy(nil)
+			_, err = c.Sync(ctx)
+			require.NoError(t, err)
+			st := r.fresh()
+			require.Equal(t, tc.bGot, st.Received(b.Writer()), "rights b received")
+			require.Equal(t, tc.aKeeps, st.Rights(a.Writer()), "rights the closed a keeps")
+			if tc.bGot == 0 {
+				require.Equal(t, int64(3), st.Outstanding(b.Writer()), "b's request stays, unmet")
+			}
+		})
+	}
+}
