@@ -310,6 +310,7 @@ func (a *Account) updateLocked(ctx context.Context, txn crdt.TxnID, amount int64
 		}
 		if res, err = a.acknowledge(ctx, txn, res); err == nil {
 			delete(a.unconfirmed, txn)
+			res.Rights = a.rightsNow()
 		}
 		return res, err
 	}
@@ -336,8 +337,14 @@ func (a *Account) updateLocked(ctx context.Context, txn crdt.TxnID, amount int64
 		return res, err
 	}
 	delete(a.unconfirmed, txn) // the caller now knows
+	res.Rights = a.rightsNow()
 	return res, nil
 }
+
+// rightsNow is Result.Rights at the end of a call that landed: the
+// credits the call confirmed (its own, and those whose records it wrote)
+// left the unconfirmed ones after step 5 computed it.
+func (a *Account) rightsNow() int64 { return max(0, a.spendable(a.cyc.Local)) }
 
 // unwritten is how many of this account's own transactions have no record
 // yet: those in writes not known to have landed, and its owed records
@@ -563,9 +570,8 @@ func (a *Account) Transfer(ctx context.Context, to crdt.ActorID, amount int64) (
 	if err := a.flush(ctx); err != nil {
 		return Result{Attempts: 1}, err
 	}
-	defer a.flush(ctx)  // what is left is written before the next cycle
 	before := int64(-1) // what this account had given to, before this call
-	return a.cycle(ctx, func(c *Counter) (bool, error) {
+	res, err := a.cycle(ctx, func(c *Counter) (bool, error) {
 		if sent := c.Sent(a.writer, to); before < 0 {
 			before = sent
 		} else if sent != before {
@@ -579,6 +585,11 @@ func (a *Account) Transfer(ctx context.Context, to crdt.ActorID, amount int64) (
 		}
 		return true, c.Transfer(a.writer, to, amount)
 	})
+	a.flush(ctx) // what is left is written before the next cycle
+	if err == nil {
+		res.Rights = a.rightsNow()
+	}
+	return res, err
 }
 
 // Sync reads and merges every sibling, settles, grants the requests it can

@@ -149,3 +149,39 @@ func TestRequestedIsTheOutstandingRequest(t *testing.T) {
 		require.Equal(t, step.wanted, c.Outstanding(b.Writer()), "%s: Requested is the outstanding request", step.txn)
 	}
 }
+
+// TestResultRightsCountTheCreditsTheCallConfirmed: Result.Rights is what
+// the account may debit once the call ended. A credit answered
+// ErrAmbiguousWrite is not spendable until a call confirms it (SPEC.md
+// 13.5, U); the call that confirms it, by its answer or by writing its
+// record, reports its rights as spendable.
+func TestResultRightsCountTheCreditsTheCallConfirmed(t *testing.T) {
+	ctx := context.Background()
+	t.Run("the retry of the credit", func(t *testing.T) {
+		r := newDoubtRig(t)
+		a := r.open("a", 0)
+		r.script(faulty.Pass, faulty.Lose, faulty.Pass, faulty.Lose) // both Puts lost
+		_, err := a.Credit(ctx, "x", 5)
+		require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+		r.st.SetPolicy(nil)
+		res, err := a.Credit(ctx, "x", 5)
+		require.NoError(t, err)
+		require.Equal(t, int64(5), res.Rights, "x is acknowledged: its 5 are spendable")
+		_, err = a.Debit(ctx, "d", 5)
+		require.NoError(t, err, "and a debit of them applies")
+	})
+	t.Run("a transfer that writes the credit's record", func(t *testing.T) {
+		r := newDoubtRig(t)
+		a, b := r.open("a", 0), r.open("b", 0)
+		_, err := a.Credit(ctx, "c", 10)
+		require.NoError(t, err)
+		r.script(faulty.Pass, faulty.LoseAck, faulty.Refuse) // y lands, unanswered
+		_, err = a.Credit(ctx, "y", 1)
+		require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+		r.st.SetPolicy(nil)
+		res, err := a.Transfer(ctx, b.Writer(), 4)
+		require.NoError(t, err)
+		require.Len(t, r.recs("y"), 1, "the transfer wrote y's record")
+		require.Equal(t, int64(7), res.Rights, "10 + 1 − 4: y's record is written, so y is spendable")
+	})
+}

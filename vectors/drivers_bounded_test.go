@@ -1223,6 +1223,7 @@ func dvModelBounded(v dvVector) []string {
 						r.err = dvbJoin("ambiguous_write", k)
 					} else if r.err = m.acknowledge(acc, cur, s.Txn); r.err == "" {
 						delete(acc.u, s.Txn)
+						r.rights = max(0, acc.spendable()) // U shrank after step 5
 					}
 				case r.err != "":
 					if j := slices.Index(hs, A); j >= 0 && acc.pending {
@@ -1241,6 +1242,7 @@ func dvModelBounded(v dvVector) []string {
 					}
 					if r.err = m.acknowledge(acc, cur, s.Txn); r.err == "" {
 						delete(acc.u, s.Txn)
+						r.rights = max(0, acc.spendable()) // U shrank after step 5
 					} else if applied {
 						acc.u[s.Txn] = signed // in doubt to the caller
 					}
@@ -1285,6 +1287,9 @@ func dvModelBounded(v dvVector) []string {
 				got.Available = available
 				if !r.stop {
 					m.flush(acc, cur) // what is left is written before the next cycle
+					if r.err == "" {
+						r.rights = max(0, acc.spendable()) // records written: U shrank
+					}
 				}
 			}
 		case s.Op == "close":
