@@ -74,9 +74,11 @@ type Backoff struct{ Initial, Max time.Duration }
 
 // Result describes a finished operation.
 type Result struct {
-	// Outcome is Applied when this call wrote the transaction (even if an
-	// earlier attempt of it is what landed), Duplicate when the store
-	// already held it, zero without a transaction.
+	// Outcome is Applied when this call applied the transaction (even if
+	// an earlier attempt of it is what landed), Duplicate when an earlier
+	// call had: on any Account, or on this one in a write answered
+	// crdt.ErrAmbiguousWrite, which this call may then be the one to
+	// land (SPEC.md 13.5). Zero without a transaction.
 	Outcome  Outcome
 	Attempts int   // fetch-merge-put cycles run (at least 1)
 	Landed   bool  // the write is known to be in the store (or not needed)

@@ -185,3 +185,23 @@ func TestResultRightsCountTheCreditsTheCallConfirmed(t *testing.T) {
 		require.Equal(t, int64(7), res.Rights, "10 + 1 − 4: y's record is written, so y is spendable")
 	})
 }
+
+// TestRetryOfALostCreditIsDuplicate: SPEC.md 13.5's outcome is applied
+// only when the call's step 4 applied the transaction. A credit whose
+// every Put was lost (ErrAmbiguousWrite, nothing stored) stays in the
+// account's last write; its retry on the same Account applies nothing
+// and answers Duplicate, although its Put is what lands it.
+func TestRetryOfALostCreditIsDuplicate(t *testing.T) {
+	ctx := context.Background()
+	r := newDoubtRig(t)
+	a := r.open("a", 0)
+	r.script(faulty.Pass, faulty.Lose, faulty.Pass, faulty.Lose)
+	_, err := a.Credit(ctx, "x", 5)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	r.st.SetPolicy(nil)
+	require.Zero(t, r.value(), "nothing landed")
+	res, err := a.Credit(ctx, "x", 5)
+	require.NoError(t, err)
+	require.Equal(t, bounded.Duplicate, res.Outcome)
+	require.Equal(t, int64(5), r.value(), "this call landed x, once")
+}
