@@ -710,6 +710,25 @@ func ivScenarios() []ivScenario {
 			func(h *ivActor) { h.credit("y", 2) },
 			func(h *ivActor) { h.debit("d", 3); h.waitDone(0, 1); h.debit("d", 3) },
 		}},
+		{name: "keep", actors: []string{"a", "b"}, keep: 2, script: []func(*ivActor){
+			// a grants only what it has beyond Keep
+			func(h *ivActor) { h.credit("x", 5); h.sync() },
+			func(h *ivActor) { h.debit("d", 4); h.waitDone(0); h.debit("e", 3) },
+		}},
+		{name: "transfer-back", actors: []string{"a", "b"}, big: true, script: []func(*ivActor){
+			func(h *ivActor) { h.credit("x", 4); h.transfer(1, 3) },
+			func(h *ivActor) { h.credit("y", 2); h.transfer(0, 2) },
+		}},
+		{name: "debit-retry-elsewhere-after-grant", actors: []string{"a", "b"}, big: true, shared: []crdt.TxnID{"d"}, script: []func(*ivActor){
+			// b's refused debit is granted, then retried on a and on b
+			func(h *ivActor) { h.credit("x", 4); h.sync(); h.waitTxn("d"); h.debit("d", 3) },
+			func(h *ivActor) { h.debit("d", 3); h.waitDone(0); h.debit("d", 3) },
+		}},
+		{name: "close-while-asking", actors: []string{"a", "b"}, big: true, script: []func(*ivActor){
+			// a closes with its own request outstanding, b asks meanwhile
+			func(h *ivActor) { h.debit("da", 2); h.credit("x", 3); h.close(1) },
+			func(h *ivActor) { h.credit("y", 2); h.debit("db", 4) },
+		}},
 		{name: "three-retry-elsewhere", actors: []string{"a", "b", "c"}, shared: []crdt.TxnID{"x"}, script: []func(*ivActor){
 			func(h *ivActor) { h.call("x", 2, false) },
 			func(h *ivActor) { h.waitTxn("x"); h.credit("x", 2) },
