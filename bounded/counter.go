@@ -391,8 +391,16 @@ func (c *Counter) Doubled() []crdt.TxnID {
 
 // Known reports whether some actor holds txn, and what Apply would answer
 // for it with the given signed amount: Duplicate when a holder's copy has
-// that amount, crdt.ErrConflictingTransaction when none has.
+// that amount, crdt.ErrConflictingTransaction when none has. An invalid
+// txn (crdt.ErrInvalidTxnID) or amount (crdt.ErrInvalidAmount: zero or
+// math.MinInt64) is refused as Apply refuses it, and is not known.
 func (c *Counter) Known(txn crdt.TxnID, amount int64) (bool, error) {
+	if err := txn.Validate(); err != nil {
+		return false, err
+	}
+	if amount == 0 || amount == math.MinInt64 {
+		return false, fmt.Errorf("%w: amount %d for transaction %q", crdt.ErrInvalidAmount, amount, txn)
+	}
 	known, first := false, int64(0)
 	for _, amt := range c.holding(txn) {
 		if amt == amount {

@@ -697,3 +697,34 @@ func TestMergePastInt64(t *testing.T) {
 	require.Equal(t, pastInt64(5), r.BigValue())
 	require.Equal(t, int64(5), r.Received("d"))
 }
+
+// TestKnownRefusesBadInput: Known answers as Apply would, so an invalid
+// transaction id or amount is refused with Apply's sentinel, not reported
+// as a conflict with a holder's copy.
+func TestKnownRefusesBadInput(t *testing.T) {
+	c := mustNew(t, Options{})
+	_, err := c.Apply("a", "x", 10)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		txn    crdt.TxnID
+		amount int64
+		want   error
+	}{
+		{"x", 0, crdt.ErrInvalidAmount},
+		{"x", math.MinInt64, crdt.ErrInvalidAmount},
+		{"", 10, crdt.ErrInvalidTxnID},
+		{"\xff", 10, crdt.ErrInvalidTxnID},
+	} {
+		known, err := c.Known(tc.txn, tc.amount)
+		require.ErrorIs(t, err, tc.want, "Known(%q, %d)", tc.txn, tc.amount)
+		require.False(t, known)
+		_, aerr := c.Apply("a", tc.txn, tc.amount)
+		require.ErrorIs(t, aerr, tc.want, "Apply(%q, %d) refuses it the same way", tc.txn, tc.amount)
+	}
+	known, err := c.Known("x", 10)
+	require.NoError(t, err)
+	require.True(t, known)
+	known, err = c.Known("x", -10)
+	require.ErrorIs(t, err, crdt.ErrConflictingTransaction)
+	require.True(t, known)
+}
