@@ -56,8 +56,12 @@
 //   - An Update that could make the state larger than store.MaxValue
 //     (8 MiB), less room for the write's own retirements (SPEC.md 6.9), is
 //     refused with crdt.ErrTooLarge and changes nothing stored.
-//   - Records are never deleted by the ledger. To expire them, keep them
-//     in a store of their own (Options.Records) with a TTL longer than
-//     RetryWindow plus FutureSkew plus clock skew (SPEC.md 6.11); a TTL on
-//     the accounts' store would expire idle accounts.
+//   - Records are never deleted by a ledger: one key per transaction
+//     stays until something deletes it. Call ExpireRecords on a timer with
+//     the store's record keys (the embedded store lists them:
+//     Siblings.Keys with RecordKeyPrefix), or keep records in a store of
+//     their own (Options.Records) with a TTL; either way no sooner than
+//     RetryWindow plus FutureSkew plus clock skew after they were made
+//     (SPEC.md 6.11, "Storage"). A TTL on the accounts' store would
+//     expire idle accounts.
 package ledger

@@ -33,6 +33,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
 )
 
 func main() {
@@ -67,6 +68,7 @@ func run(ctx context.Context, stop func(), args []string, logw io.Writer) error 
 	maxOpen := fs.Int("max-open", 0, "ledgers the Book keeps decoded (0: ledger.DefaultMaxOpen)")
 	landEvery := fs.Duration("land-every", time.Second, "how often to land writes left pending by ambiguous store errors (0: only on the account's next request and at shutdown)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may run after a shutdown signal")
+	expireEvery := fs.Duration("expire-every", time.Hour, "how often to delete transaction records past every retry window (ledger.ExpireRecords; 0: never, and the store keeps a key per transaction for good)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -107,6 +109,12 @@ func run(ctx context.Context, stop func(), args []string, logw io.Writer) error 
 		return errors.Join(err, svc.Close(), db.Close())
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "data", *data, "actor", string(actorID))
+	if *expireEvery > 0 {
+		ectx, stopExpiring := context.WithCancel(ctx)
+		expired := make(chan struct{})
+		go expireLoop(ectx, db.Siblings(), *expireEvery, log, expired)
+		defer func() { stopExpiring(); <-expired }()
+	}
 	err = svc.Serve(ctx, stop, ln, *shutdownTimeout)
 	err = errors.Join(err, svc.Close())
 	if cerr := db.Close(); cerr != nil {
@@ -116,4 +124,51 @@ func run(ctx context.Context, stop func(), args []string, logw io.Writer) error 
 		log.Info("stopped")
 	}
 	return err
+}
+
+// expireLoop deletes, every interval until ctx is done, the transaction
+// records no retry window can need any more (the embedded store has no
+// TTL), then closes done.
+func expireLoop(ctx context.Context, st *embedded.Siblings, every time.Duration, log *slog.Logger, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		res, err := expireRecords(ctx, st, 1000, ledger.ExpireOptions{})
+		if err != nil && ctx.Err() == nil {
+			log.Warn("expiring transaction records", "err", err)
+		}
+		log.Info("transaction records expired", "deleted", res.Deleted, "kept", res.Kept, "damaged", res.Damaged)
+	}
+}
+
+// expireRecords runs ledger.ExpireRecords over every record key of st,
+// page keys at a time; a damaged record is reported and passed over, a
+// failed read or delete ends the sweep.
+func expireRecords(ctx context.Context, st *embedded.Siblings, page int, opts ledger.ExpireOptions) (ledger.ExpireResult, error) {
+	var total ledger.ExpireResult
+	var errs []error
+	for after := ""; ; {
+		keys, err := st.Keys(ctx, ledger.RecordKeyPrefix, after, page)
+		if err != nil || len(keys) == 0 {
+			return total, errors.Join(append(errs, err)...)
+		}
+		res, err := ledger.ExpireRecords(ctx, st, keys, opts)
+		total.Deleted += res.Deleted
+		total.Kept += res.Kept
+		total.Empty += res.Empty
+		total.Damaged += res.Damaged
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if res.Deleted+res.Kept+res.Empty+res.Damaged < len(keys) {
+			return total, errors.Join(errs...) // a read or delete failed
+		}
+		after = keys[len(keys)-1]
+	}
 }
