@@ -238,9 +238,16 @@ func (ac *Accounts) observedView(ctx context.Context, account string) (View, err
 }
 
 // Conflicts returns the account's update ids present with an amount that
-// does not count (View.Conflicts), in one partition read.
+// does not count (View.Conflicts), in one partition read, also when the
+// balance does not fit int64.
 func (ac *Accounts) Conflicts(ctx context.Context, account string) ([]Conflict, error) {
-	v, err := ac.observedView(ctx, account)
+	ctx, op := ac.t.Start(ctx, "read")
+	defer endAborted(&op)
+	v, err := ac.view(ctx, account)
+	if errors.Is(err, crdt.ErrOverflow) {
+		err = nil // Evaluate returned the whole View
+	}
+	rowlog.End(&op, err, observe.Event{Attempts: 1, Conflicts: len(v.Conflicts)})
 	return v.Conflicts, err
 }
 

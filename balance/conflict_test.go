@@ -3,6 +3,7 @@ package balance_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"testing"
 	"time"
@@ -10,8 +11,29 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/timeid"
 )
+
+// TestConflictsOfAnAccountPastInt64 reuses an id with another amount in an
+// account whose balance does not fit int64: Balance and Merge fail
+// crdt.ErrOverflow, while Conflicts, which does not depend on the sum,
+// still lists the reused id.
+func TestConflictsOfAnAccountPastInt64(t *testing.T) {
+	l, _, c := newAccounts(t)
+	ctx := context.Background()
+	reused := timeid.New(c.now)
+	require.NoError(t, l.Add(ctx, "a", timeid.New(c.now), math.MaxInt64))
+	require.NoError(t, l.Add(ctx, "a", reused, 1))
+	require.NoError(t, l.Add(ctx, "a", reused, 2))
+	_, err := l.Balance(ctx, "a")
+	require.ErrorIs(t, err, crdt.ErrOverflow)
+	_, err = l.Merge(ctx, "a")
+	require.ErrorIs(t, err, crdt.ErrOverflow)
+	cs, err := l.Conflicts(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, []balance.Conflict{{UpdateID: reused, Counted: 1, Refused: []int64{2}}}, cs)
+}
 
 // TestReusedIDWithAnotherAmount reuses an update id with another amount
 // through the public API, before a merge, after a merge and after the merge
