@@ -33,8 +33,11 @@ var (
 	// reads, which is safe after any failure.)
 	ErrSlowMerge = fmt.Errorf("%w: merge ran longer than MaxMerge", crdt.ErrUnavailable)
 
-	// ErrClockSkew is returned when a merge's clock is behind the newest sum
-	// row by more than FutureSkew; it writes nothing.
+	// ErrClockSkew is returned when a merge's clock is behind a valid sum
+	// row by FutureSkew or more: its version, 100 ns after that row's,
+	// would be more than FutureSkew ahead of the clock (SPEC.md 9.3 step
+	// 4). It writes nothing. An invalid sum row ahead of the clock does
+	// not stop a merge.
 	ErrClockSkew = fmt.Errorf("%w: merge clock is behind the newest sum row", crdt.ErrUnavailable)
 )
 
@@ -363,7 +366,7 @@ func (ac *Accounts) mergeSteps(m *startedMerge, account string) (rep MergeReport
 	for _, s := range v.Valid {
 		if t := s.UpdateID.Time().Add(100 * time.Nanosecond); !t.Before(vt) {
 			if t.Sub(readAt) > ac.opts.FutureSkew {
-				return MergeReport{}, fmt.Errorf("%w: sum row %s is %v ahead", ErrClockSkew, s.UpdateID, t.Sub(readAt))
+				return MergeReport{}, fmt.Errorf("%w: sum row %s is %v ahead", ErrClockSkew, s.UpdateID, s.UpdateID.Time().Sub(readAt))
 			}
 			vt = t
 		}
