@@ -16,7 +16,8 @@ import (
 )
 
 // MaxRows bounds the rows of one account's partition; a larger partition
-// is refused with crdt.ErrTooLarge rather than read partially.
+// is refused with crdt.ErrTooLarge rather than read partially, by Balance,
+// Conflicts and Merge alike, so no merge brings it back under it.
 const MaxRows = 100_000
 
 // Errors specific to this package. Each wraps a crdt sentinel.
@@ -275,9 +276,11 @@ type MergeReport struct {
 // would run ahead of the clock: ErrClockSkew), settling and collection.
 // Steps 5–8 are skipped when there is nothing to do, so a merge of a
 // settled account is one read. A crash between any two steps leaves the
-// balance unchanged. A partition holding live rows of Transactions is
-// refused (crdt.ErrTypeMismatch, nothing written): Transactions.Merge
-// merges it.
+// balance unchanged. An account whose balance does not fit int64 is not
+// merged (crdt.ErrOverflow, nothing written) until debits bring it back,
+// nor one past MaxRows rows (crdt.ErrTooLarge). A partition holding live
+// rows of Transactions is refused (crdt.ErrTypeMismatch, nothing
+// written): Transactions.Merge merges it.
 func (ac *Accounts) Merge(ctx context.Context, account string) (MergeReport, error) {
 	return ac.merge(ctx, account, nil)
 }
