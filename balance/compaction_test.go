@@ -144,3 +144,47 @@ func TestBurstCompactsInBoundedMerges(t *testing.T) {
 	}
 	t.Logf("up to %d sum rows after a burst; compacted in at most %d merges", longest, worst)
 }
+
+// TestCompactionBoundUpToMaxCover checks the compaction bound at its
+// limit: an idle account of MaxCover live rows, every row GCGrace old, is
+// one row after two merges SettleGrace + FutureSkew apart, while with more
+// live rows the first merge covers only the oldest MaxCover and the two
+// merges leave more.
+func TestCompactionBoundUpToMaxCover(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{balance.MaxCover, balance.MaxCover + 1} {
+		l, s, c := newAccounts(t)
+		var rows []balance.Row
+		for i := range n {
+			rows = append(rows, balance.NormalRow(timeid.FromParts(c.now.Add(-time.Duration(i)*time.Millisecond), 1, uint64(i)), int64(i%7+1)))
+		}
+		var want int64
+		for i := 0; i < len(rows); i += 1000 {
+			batch := rows[i:min(i+1000, len(rows))]
+			for _, r := range batch {
+				want += r.Amount
+			}
+			if err := writeRows(s, acct, batch...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		o := l.Options()
+		c.now = c.now.Add(o.GCGrace + time.Second)
+		for _, wait := range []time.Duration{0, o.SettleGrace + o.FutureSkew} {
+			c.now = c.now.Add(wait)
+			if _, err := l.Merge(ctx, acct); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := l.Balance(ctx, acct); err != nil || b != want {
+				t.Fatalf("%d rows: balance %d (%v), want %d", n, b, err, want)
+			}
+		}
+		left := len(s.Stored(acct))
+		if n <= balance.MaxCover && left != 1 {
+			t.Errorf("%d live rows: %d rows left after two merges, want 1", n, left)
+		}
+		if n > balance.MaxCover && left == 1 {
+			t.Errorf("%d live rows: one row left after two merges, beyond the bound's MaxCover", n)
+		}
+	}
+}
