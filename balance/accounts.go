@@ -184,7 +184,9 @@ func (ac *Accounts) Add(ctx context.Context, account string, id ID, amount int64
 // Apply validates every update of b and writes them in one atomic store
 // call. An invalid update, or one (account, id) given twice with different
 // amounts (crdt.ErrConflictingTransaction), fails the whole batch before
-// anything is written.
+// anything is written. So does a batch past the store's limits (SPEC.md
+// 10.2: 10,000 updates, and 32 KiB, a few hundred updates, when they span
+// accounts): crdt.ErrTooLarge.
 func (ac *Accounts) Apply(ctx context.Context, b *Batch) error {
 	if b == nil {
 		return ac.apply(ctx, nil)

@@ -2,6 +2,7 @@ package balance_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -100,6 +102,30 @@ func TestApplyIsAllOrNothing(t *testing.T) {
 	require.NoError(t, l.Apply(done, &balance.Batch{}), "an empty batch calls nothing, even on a done context")
 	require.Equal(t, calls, s.Calls())
 	require.ErrorIs(t, l.Apply(done, &transfer), crdt.ErrUnavailable)
+}
+
+// TestApplyPastTheStoreLimitWritesNothing sends a batch of more updates
+// than a store batch takes, and one spanning accounts past 32 KiB: each is
+// refused with crdt.ErrTooLarge and nothing is written.
+func TestApplyPastTheStoreLimitWritesNothing(t *testing.T) {
+	l, s, c := newAccounts(t)
+	ctx := context.Background()
+	var many, spread balance.Batch
+	for i := range store.MaxBatch + 1 {
+		many.Add("a", timeid.FromParts(c.now, 1, uint64(i)), 1)
+	}
+	for i := range 400 {
+		spread.Add(fmt.Sprintf("acct%02d", i%20), timeid.FromParts(c.now, 1, uint64(i)), 1)
+	}
+	for name, b := range map[string]*balance.Batch{"many": &many, "spread": &spread} {
+		s.ResetCalls()
+		require.ErrorIs(t, l.Apply(ctx, b), crdt.ErrTooLarge, name)
+		require.Zero(t, s.Calls().Applies, name)
+	}
+	require.Empty(t, s.Stored("a"))
+	for i := range 20 {
+		require.Empty(t, s.Stored(fmt.Sprintf("acct%02d", i)))
+	}
 }
 
 // Validity rules, checked on hand-built partitions.
