@@ -175,7 +175,8 @@ func (b *Batch) Len() int {
 // Conflict (SPEC.md 9.2). Refused, without writing: invalid key
 // (ErrInvalidKey) or id (crdt.ErrInvalidTxnID), zero amount
 // (crdt.ErrInvalidAmount), id outside [now − Window, now + FutureSkew]
-// (crdt.ErrOutsideWindow).
+// (crdt.ErrOutsideWindow), id before 1900, the range of Transactions' row
+// ids, which a clock before 1900 would let through (crdt.ErrInvalidTxnID).
 func (ac *Accounts) Add(ctx context.Context, account string, id ID, amount int64) error {
 	u := [1]update{{Partition: account, Row: NormalRow(id, amount)}}
 	return ac.apply(ctx, u[:])
@@ -204,6 +205,12 @@ func (ac *Accounts) apply(ctx context.Context, ups []update) error {
 		}
 		if err := rowlog.InWindow(m.Row.UpdateID, now, ac.opts.Window, ac.opts.FutureSkew); err != nil {
 			return ID{}, 0, store.Mutation{}, fmt.Errorf("balance %q: %w", m.Partition, err)
+		}
+		if IsTxnRowID(m.Row.UpdateID) {
+			// Only a clock before 1900 lets one through the window; its
+			// row would read as a Transactions row, which no Accounts
+			// merge takes.
+			return ID{}, 0, store.Mutation{}, fmt.Errorf("balance %q: %w: update id %s is before 1900, where Transactions' row ids are", m.Partition, crdt.ErrInvalidTxnID, m.Row.UpdateID)
 		}
 		return m.Row.UpdateID, m.Row.Amount, ac.appendN(&buf, m.Partition, now, m.Row), nil
 	})

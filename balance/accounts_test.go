@@ -297,3 +297,30 @@ func TestDeleteAndOptions(t *testing.T) {
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
 	require.Equal(t, 10*time.Minute, l.Options().GCGrace)
 }
+
+// TestAddRefusesTransactionRowIDs runs a writer whose clock reads 1899, so
+// that its window takes ids before 1900, the range of Transactions' row
+// ids: Add and Apply refuse them (crdt.ErrInvalidTxnID) without writing,
+// and the account stays mergeable by Accounts.
+func TestAddRefusesTransactionRowIDs(t *testing.T) {
+	ctx := context.Background()
+	s := newSpy()
+	now := t0
+	l, err := balance.New(s, balance.Options{Clock: func() time.Time { return now }})
+	require.NoError(t, err)
+	require.NoError(t, l.Add(ctx, acct, timeid.New(now), 5))
+	now = time.Date(1899, 12, 31, 23, 59, 0, 0, time.UTC)
+	early := timeid.New(now)
+	require.True(t, balance.IsTxnRowID(early))
+	require.ErrorIs(t, l.Add(ctx, acct, early, 3), crdt.ErrInvalidTxnID)
+	var b balance.Batch
+	b.Add(acct, early, 3)
+	require.ErrorIs(t, l.Apply(ctx, &b), crdt.ErrInvalidTxnID)
+	require.Len(t, s.Stored(acct), 1)
+	now = t0.Add(time.Second)
+	_, err = l.Merge(ctx, acct)
+	require.NoError(t, err)
+	bal, err := l.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), bal)
+}
