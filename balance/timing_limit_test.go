@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // TestLimitMixedTimingOptions shows the limit SPEC.md 9.3 states under
@@ -73,4 +74,36 @@ func TestLimitMixedTimingOptions(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, balance.Applied, out)
 	require.Equal(t, int64(14), got, "the limit: x (7) counts twice")
+}
+
+// TestLimitMergerClockAhead shows the limit SPEC.md 9.3 states under
+// "Timing assumptions" for a merger whose clock runs an hour ahead: its
+// sum row stops the merges of a merger with a correct clock
+// (ErrClockSkew, nothing written) until that clock comes within
+// FutureSkew of the row; the balance stays right throughout.
+func TestLimitMergerClockAhead(t *testing.T) {
+	ctx := context.Background()
+	s := newSpy()
+	now := t0
+	good, err := balance.New(s, balance.Options{Clock: func() time.Time { return now }})
+	require.NoError(t, err)
+	ahead, err := balance.New(s, balance.Options{Clock: func() time.Time { return now.Add(time.Hour) }})
+	require.NoError(t, err)
+	require.NoError(t, good.Add(ctx, acct, timeid.New(now), 5))
+	_, err = ahead.Merge(ctx, acct)
+	require.NoError(t, err)
+	for _, at := range []time.Duration{time.Minute, 30 * time.Minute, time.Hour - good.Options().FutureSkew - time.Second} {
+		now = t0.Add(at)
+		require.NoError(t, good.Add(ctx, acct, timeid.New(now), 1))
+		before := s.Stored(acct)
+		_, err = good.Merge(ctx, acct)
+		require.ErrorIs(t, err, balance.ErrClockSkew, "at %v", at)
+		require.Equal(t, before, s.Stored(acct))
+	}
+	now = t0.Add(time.Hour - good.Options().FutureSkew + time.Second)
+	_, err = good.Merge(ctx, acct)
+	require.NoError(t, err)
+	b, err := good.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.Equal(t, int64(8), b)
 }
