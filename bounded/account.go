@@ -60,7 +60,10 @@ type AccountOptions struct {
 	// any Account of the key, is recognised however many transactions
 	// came since: the Account records each transaction it lands under a
 	// key of its own in the same store (SPEC.md 13.5, "Records"). Zero
-	// means DefaultRetryWindow (24 hours); at most MaxRetryWindow.
+	// means DefaultRetryWindow (24 hours); at most MaxRetryWindow. The
+	// records are a ledger's, and stay until deleted: by
+	// ledger.ExpireRecords with an ExpireOptions.After longer than this
+	// window (its default suits the default), or a store's TTL.
 	RetryWindow time.Duration
 
 	// Clock returns the current time for RetryWindow. Nil means time.Now.
