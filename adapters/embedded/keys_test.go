@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -139,4 +140,122 @@ func ExampleSiblings_Keys() {
 	// Output:
 	// records deleted: 5
 	// keys left: [acct]
+}
+
+// TestSiblingsKeysFromAnyKey pages from every after, with the prefix or
+// not, sorting before, inside or after the prefix's keys of its length,
+// against the model: the keys with the prefix that come after it.
+func TestSiblingsKeysFromAnyKey(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t, embedded.Options{})
+	st := db.Siblings()
+	rng := rand.New(rand.NewPCG(3, 4))
+	var words []string
+	var gen func(string)
+	gen = func(s string) {
+		if s != "" {
+			words = append(words, s)
+		}
+		if len(s) == 3 {
+			return
+		}
+		for _, c := range "abc" {
+			gen(s + string(c))
+		}
+	}
+	gen("")
+	var all []string
+	for _, w := range words {
+		if rng.IntN(2) == 0 {
+			all = append(all, w)
+			if err := st.Put(ctx, w, "w", []byte("v"), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	storeOrder := func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) }
+	slices.SortFunc(all, storeOrder)
+	afters := append([]string{"", "0", "d", "`", "a0", "ad", "bz", "c0", "0000", "cccc"}, words...)
+	for _, prefix := range []string{"", "a", "b", "ab", "cc", "abc", "0", "d"} {
+		for _, after := range afters {
+			var want []string
+			for _, k := range all {
+				if strings.HasPrefix(k, prefix) && (after == "" || storeOrder(k, after) > 0) {
+					want = append(want, k)
+				}
+			}
+			got, err := st.Keys(ctx, prefix, after, len(all)+1)
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("prefix %q after %q: %q %v, want %q", prefix, after, got, err, want)
+			}
+		}
+	}
+}
+
+// TestSiblingsKeysBetweenWrites pages while keys are written and deleted
+// between pages: a key stored throughout is listed, and no key twice.
+func TestSiblingsKeysBetweenWrites(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t, embedded.Options{})
+	st := db.Siblings()
+	rng := rand.New(rand.NewPCG(5, 6))
+	var universe []string
+	for range 40 {
+		universe = append(universe, "r"+strings.Repeat("x", rng.IntN(4))+fmt.Sprint(rng.IntN(30)))
+	}
+	universe = slices.Compact(slices.Sorted(slices.Values(universe)))
+	present := map[string]bool{}
+	flip := func(k string) {
+		if !present[k] {
+			if err := st.Put(ctx, k, "w", []byte("v"), nil); err != nil {
+				t.Fatal(err)
+			}
+			present[k] = true
+			return
+		}
+		_, tok, err := st.Fetch(ctx, k)
+		if err == nil {
+			err = st.Delete(ctx, k, tok)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		delete(present, k)
+	}
+	for range 20 {
+		for _, k := range universe {
+			if rng.IntN(2) == 0 {
+				flip(k)
+			}
+		}
+		throughout := maps.Clone(present)
+		seen := map[string]bool{}
+		limit := 1 + rng.IntN(5)
+		for after := ""; ; {
+			page, err := st.Keys(ctx, "r", after, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range page {
+				if seen[k] {
+					t.Fatalf("%q listed twice", k)
+				}
+				seen[k] = true
+			}
+			if len(page) < limit {
+				break
+			}
+			after = page[len(page)-1]
+			for range 4 {
+				k := universe[rng.IntN(len(universe))]
+				delete(throughout, k)
+				flip(k)
+			}
+		}
+		for k := range throughout {
+			if !seen[k] {
+				t.Fatalf("%q, stored throughout, not listed", k)
+			}
+		}
+	}
 }

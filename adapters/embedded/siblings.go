@@ -132,7 +132,11 @@ func (s *Siblings) Keys(ctx context.Context, prefix, after string, limit int) ([
 			head := append(binary.AppendUvarint(nil, uint64(n)), prefix...)
 			seek := head
 			if n == len(after) {
-				seek = appendPrefix(nil, after)
+				// after, when it comes after head: one that sorts before
+				// the prefix must not seek ahead of the prefix's keys
+				if a := appendPrefix(nil, after); bytes.Compare(a, head) > 0 {
+					seek = a
+				}
 			}
 			for k, _ := c.Seek(seek); k != nil && bytes.HasPrefix(k, head); k, _ = c.Next() {
 				key, _, err := cutPrefix(k)
