@@ -63,5 +63,7 @@
 //     their own (Options.Records) with a TTL; either way no sooner than
 //     RetryWindow plus FutureSkew plus clock skew after they were made
 //     (SPEC.md 6.11, "Storage"). A TTL on the accounts' store would
-//     expire idle accounts.
+//     expire idle accounts. A write in doubt, an owed record or a watched
+//     copy older than that is judged with its records gone, and its
+//     transaction counts twice (SPEC.md 6.11, "Storage").
 package ledger

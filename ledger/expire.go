@@ -11,8 +11,10 @@ import (
 )
 
 // DefaultExpireAfter is ExpireOptions.After when it is zero: the default
-// RetryWindow (of ledgers and bounded Accounts alike) and an hour, more
-// than FutureSkew (a minute) plus the clock skew SPEC.md 6.11 allows for.
+// RetryWindow (of ledgers and bounded Accounts alike) and an hour, room for
+// FutureSkew's default minute and 59 minutes by which the clock of the
+// program that calls ExpireRecords may run ahead of the writers' (SPEC.md
+// 6.11, "Storage").
 const DefaultExpireAfter = DefaultRetryWindow + time.Hour
 
 // ExpireOptions configure ExpireRecords.
@@ -42,12 +44,16 @@ type ExpireResult struct {
 }
 
 // ExpireRecords deletes from st the transaction records (SPEC.md 6.11)
-// under keys that no ledger or bounded Account reads any more: those whose
-// every sibling is a record made more than opts.After ago. Records are not
-// deleted otherwise, so a store that keeps them without a TTL (the
-// embedded store, the memory store) grows by one key per transaction until
-// something calls this; run it on a timer, with the keys listed by the
-// store (for the embedded store, Siblings.Keys with RecordKeyPrefix).
+// under keys whose every sibling is a record made more than opts.After
+// ago: no retry inside a window needs them any more. A ledger that has
+// held a write in doubt, owed a record or watched a copy for longer than
+// that judges it against the records made back then, finds none, and
+// counts that transaction twice (SPEC.md 6.11, "Storage"). Records are
+// not deleted otherwise, so a store that keeps them without a TTL (the
+// embedded store, the memory store) grows by one key per transaction
+// until something calls this; run it on a timer, with the keys listed by
+// the store (for the embedded store, Siblings.Keys with RecordKeyPrefix;
+// the memory store lists none: RecordKey of each account and transaction).
 //
 // Each key is read, then deleted with the read's token: a record written
 // under it in between survives (store.SiblingDeleter). A key that is not a
