@@ -109,13 +109,16 @@ func run(ctx context.Context, stop func(), args []string, logw io.Writer) error 
 		return errors.Join(err, svc.Close(), db.Close())
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "data", *data, "actor", string(actorID))
+	ectx, stopExpiring := context.WithCancel(ctx)
+	expired := make(chan struct{})
 	if *expireEvery > 0 {
-		ectx, stopExpiring := context.WithCancel(ctx)
-		expired := make(chan struct{})
 		go expireLoop(ectx, db.Siblings(), *expireEvery, log, expired)
-		defer func() { stopExpiring(); <-expired }()
+	} else {
+		close(expired)
 	}
 	err = svc.Serve(ctx, stop, ln, *shutdownTimeout)
+	stopExpiring()
+	<-expired // before the store closes
 	err = errors.Join(err, svc.Close())
 	if cerr := db.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("close the store: %w", cerr))
