@@ -8,7 +8,8 @@
 // Each actor owns one entry per half (a sequence number, a folded total,
 // its recent transactions and the ones it folded most recently); Merge
 // keeps, per actor, the entry with the larger sequence number, so it is a
-// join. The value counts every distinct transaction once, by the copy of
+// join (with a Base, among states that keep SPEC.md 6.10's grace period;
+// see GCounter.Merge). The value counts every distinct transaction once, by the copy of
 // its owner (see Counter.Owner and Counter.Conflicts). A retry is
 // recognised while the owner has made fewer than HistoryLength +
 // FoldedLength later transactions (SPEC.md 6.8); with Options.TxnTime an
