@@ -56,14 +56,11 @@
 //   - An Update that could make the state larger than store.MaxValue
 //     (8 MiB), less room for the write's own retirements (SPEC.md 6.9), is
 //     refused with crdt.ErrTooLarge and changes nothing stored.
-//   - Records are never deleted by a ledger: one key per transaction
-//     stays until something deletes it. Call ExpireRecords on a timer with
-//     the store's record keys (the embedded store lists them:
-//     Siblings.Keys with RecordKeyPrefix), or keep records in a store of
-//     their own (Options.Records) with a TTL; either way no sooner than
-//     RetryWindow plus FutureSkew plus clock skew after they were made
-//     (SPEC.md 6.11, "Storage"). A TTL on the accounts' store would
-//     expire idle accounts. A write in doubt, an owed record or a watched
-//     copy older than that is judged with its records gone, and its
-//     transaction counts twice (SPEC.md 6.11, "Storage").
+//   - A Ledger deletes no record: each transaction keeps its key until
+//     ExpireRecords, run on a timer, or a TTL on a records store of their
+//     own (Options.Records) deletes it; a TTL on the accounts' store would
+//     expire idle accounts. The embedded store lists the keys
+//     (Siblings.Keys with RecordKeyPrefix). SPEC.md 6.11, "Storage",
+//     states how long records must stay, and what a ledger still in doubt
+//     after that counts twice.
 package ledger

@@ -45,15 +45,15 @@ type ExpireResult struct {
 
 // ExpireRecords deletes from st the transaction records (SPEC.md 6.11)
 // under keys whose every sibling is a record made more than opts.After
-// ago: no retry inside a window needs them any more. A ledger that has
-// held a write in doubt, owed a record or watched a copy for longer than
-// that judges it against the records made back then, finds none, and
-// counts that transaction twice (SPEC.md 6.11, "Storage"). Records are
-// not deleted otherwise, so a store that keeps them without a TTL (the
-// embedded store, the memory store) grows by one key per transaction
-// until something calls this; run it on a timer, with the keys listed by
-// the store (for the embedded store, Siblings.Keys with RecordKeyPrefix;
-// the memory store lists none: RecordKey of each account and transaction).
+// ago: no retry inside a window needs them any more, though a ledger
+// that held a write in doubt, an owed record or a watch for longer counts
+// that transaction twice (SPEC.md 6.11, "Storage").
+//
+// Nothing else deletes records: on a store without a TTL, such as the
+// embedded or the memory store, each transaction leaves a key until this
+// is called. Run it on a timer with the store's record keys. The embedded
+// store lists them (Siblings.Keys with RecordKeyPrefix); the memory store
+// lists none, so give it RecordKey of each account and transaction.
 //
 // Each key is read, then deleted with the read's token: a record written
 // under it in between survives (store.SiblingDeleter). A key that is not a
