@@ -39,8 +39,8 @@ var (
 	// would be more than FutureSkew ahead of the clock (SPEC.md 9.3 step
 	// 4). It writes nothing. An invalid sum row ahead of the clock does
 	// not stop a merge. A merger whose clock ran ahead leaves such rows:
-	// every other merge of the account fails so until its clock reaches
-	// them (SPEC.md 9.3, timing assumptions).
+	// every other merge of the account fails so until its clock comes
+	// within FutureSkew of them (SPEC.md 9.3, timing assumptions).
 	ErrClockSkew = fmt.Errorf("%w: merge clock is behind the newest sum row", crdt.ErrUnavailable)
 )
 

@@ -14,9 +14,9 @@
 // Balance sums the rows that count, which Evaluate decides from the rows
 // present. SPEC.md 9.1 defines the rows, 9.2 Evaluate and 9.3 the merge's
 // steps. Amounts are exact int64 minor units. Add does not read, so
-// updates may take a balance past int64: they are stored, and Balance
-// fails with crdt.ErrOverflow until debits bring the balance back, and so
-// does Accounts.Merge, writing nothing (Transactions.Merge goes on).
+// updates may take a balance past int64: they are stored, and Balance and
+// Accounts.Merge fail with crdt.ErrOverflow until debits bring it back
+// (SPEC.md 9.2; Transactions.Merge goes on, 9.3 step 5).
 //
 // An update id reused with another amount is a second row (the amount is
 // part of an N row's key): one amount counts and the others are reported
@@ -41,13 +41,12 @@
 //
 //   - Exactly-once holds within the write window (Options.Window;
 //     Transactions: RetryWindow, SPEC.md 9.4).
-//   - Reads and merges of a partition beyond MaxRows rows are refused with
-//     crdt.ErrTooLarge (a Transactions row partition's beyond
-//     TxnOptions.BacklogRows, default MaxBacklogRows), so no merge brings
-//     an Accounts account past it back: a partition holds two rows per
-//     update of about the last SettleGrace (Transactions: plus two merge
-//     intervals) and every update since its last merge, so keep merges
-//     running.
+//   - A partition beyond MaxRows rows is neither read nor merged
+//     (crdt.ErrTooLarge; a Transactions row partition: beyond
+//     TxnOptions.BacklogRows), so keep merges running (SPEC.md 9.3 step 1).
+//     A partition holds two rows per update of about the last SettleGrace
+//     (Transactions: plus two merge intervals), and every update since its
+//     last merge.
 //   - On Cassandra an Accounts account takes about 50,000 settled updates
 //     per gc_grace_seconds before its reads fail; Transactions' row
 //     partitions have no such limit (SPEC.md 10.2).
