@@ -344,6 +344,9 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jo
 				return "", err
 			}
 			plan, err := t.gc(ctx, b.partitions, key, cfg, *dry)
+			if *kind != "" && errors.Is(err, crdt.ErrTypeMismatch) {
+				return "", fmt.Errorf("%w; without -kind the job reads the kind from the stored rows", err)
+			}
 			if err != nil {
 				return "", err
 			}
