@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,19 +32,21 @@ func TestPromiseChecksCatchBrokenVariants(t *testing.T) {
 		{"retire-unrecorded", []string{"TestPromiseRetryAfterWriterDied"}},
 	} {
 		t.Run(c.variant, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run", "^("+strings.Join(c.tests, "|")+")$", "-test.count=1", "-test.timeout=5m")
-			cmd.Env = append(os.Environ(), "COUNTERKIT_BREAK="+c.variant)
-			out, err := cmd.CombinedOutput()
-			if err == nil {
-				t.Fatalf("every test passed with %s:\n%s", c.variant, out)
+			// A test whose faults meet the variant only under some
+			// schedules (concurrent calls forming a group) may pass one
+			// run: each gets up to three.
+			todo := slices.Clone(c.tests)
+			var out []byte
+			for run := 0; run < 3 && len(todo) > 0; run++ {
+				cmd := exec.Command(os.Args[0], "-test.run", "^("+strings.Join(todo, "|")+")$", "-test.count=1", "-test.timeout=5m")
+				cmd.Env = append(os.Environ(), "COUNTERKIT_BREAK="+c.variant)
+				out, _ = cmd.CombinedOutput()
+				todo = slices.DeleteFunc(todo, func(name string) bool {
+					return regexp.MustCompile(`(?m)^--- FAIL: ` + name + ` \(`).Match(out)
+				})
 			}
-			for _, name := range c.tests {
-				if !regexp.MustCompile(`(?m)^--- FAIL: ` + name + ` \(`).Match(out) {
-					t.Errorf("%s passed with %s", name, c.variant)
-				}
-			}
-			if t.Failed() {
-				t.Logf("output:\n%s", out)
+			if len(todo) > 0 {
+				t.Errorf("passed with %s in three runs: %s; last output:\n%s", c.variant, strings.Join(todo, ", "), out)
 			}
 		})
 	}

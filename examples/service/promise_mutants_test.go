@@ -16,12 +16,18 @@ func TestPromiseChecksCatchBrokenVariants(t *testing.T) {
 	const name = "TestPromiseHTTPRetriesUnderFaultsAndRestart"
 	for _, v := range []string{"count-window"} {
 		t.Run(v, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run", "^"+name+"$", "-test.count=1", "-test.timeout=5m")
-			cmd.Env = append(os.Environ(), "COUNTERKIT_BREAK="+v)
-			out, err := cmd.CombinedOutput()
-			if err == nil || !regexp.MustCompile(`(?m)^--- FAIL: `+name+` \(`).Match(out) {
-				t.Fatalf("%s did not fail with %s (%v):\n%s", name, v, err, out)
+			// The faults meet the variant under most schedules, not all:
+			// up to three runs.
+			var out []byte
+			for range 3 {
+				cmd := exec.Command(os.Args[0], "-test.run", "^"+name+"$", "-test.count=1", "-test.timeout=5m")
+				cmd.Env = append(os.Environ(), "COUNTERKIT_BREAK="+v)
+				out, _ = cmd.CombinedOutput()
+				if regexp.MustCompile(`(?m)^--- FAIL: ` + name + ` \(`).Match(out) {
+					return
+				}
 			}
+			t.Fatalf("%s did not fail with %s in three runs; last output:\n%s", name, v, out)
 		})
 	}
 }
