@@ -81,23 +81,7 @@ func runHeld(sc scenario, holdAt int, drop bool, choose func(n int) int, quiesce
 		}
 		return c.yield(ctx)
 	})
-	errs := make([]error, n)
-	for i := range sc.ops {
-		c.resume[i] = make(chan bool)
-		ctx := context.WithValue(context.Background(), tidKey{}, i)
-		go func(i int) {
-			defer func() {
-				if r := recover(); r != nil && r != errKilled {
-					errs[i] = fmt.Errorf("panic: %v", r)
-				}
-				c.events <- event{tid: i, done: true}
-			}()
-			if !<-c.resume[i] {
-				panic(errKilled)
-			}
-			errs[i] = sc.ops[i].run(ctx, accounts, st)
-		}(i)
-	}
+	errs := startOps(sc, c, accounts, st, nil)
 	live := make([]int, n)
 	for i := range live {
 		live[i] = i
@@ -157,52 +141,16 @@ func runHeld(sc scenario, holdAt int, drop bool, choose func(n int) int, quiesce
 	}
 	st.SetHook(nil)
 	st.SetPolicy(nil)
-	for k := range 8 {
-		t := t0.Add(2*time.Minute + time.Duration(k)*11*time.Minute)
-		a2, _ := balance.New(st, balance.Options{Clock: func() time.Time { return t }})
-		if _, err := a2.Merge(context.Background(), acct); err != nil {
-			return fmt.Errorf("quiescent merge after%s: %v", trace, err)
-		}
-		if err := checkOnce(st.Stored(acct), landed); err != nil {
-			return fmt.Errorf("after%s and a quiescent merge: %v", trace, err)
-		}
-	}
-	if rows := st.Stored(acct); len(rows) > 1 {
-		return fmt.Errorf("after%s: partition not compacted: %v", trace, rows)
-	}
-	return nil
+	return quiesced(st, func(a *balance.Accounts) *balance.Accounts { return a }, landed, trace)
 }
 
 // enumerateHeld runs every interleaving of sc with its holdAt-th Apply
 // held and returns how many it ran.
 func enumerateHeld(t *testing.T, sc scenario, holdAt int, drop bool) int {
-	var prefix, sizes []int
-	count := 0
-	for {
-		depth := 0
-		choose := func(n int) int {
-			if depth == len(prefix) {
-				prefix = append(prefix, 0)
-				sizes = append(sizes, n)
-			}
-			sizes[depth] = n
-			c := prefix[depth]
-			depth++
-			return c
-		}
-		if err := runHeld(sc, holdAt, drop, choose, count%7 == 0); err != nil {
-			t.Fatalf("%s hold %d drop %v: interleaving %v: %v", sc.name, holdAt, drop, prefix[:depth], err)
-		}
-		count++
-		prefix, sizes = prefix[:depth], sizes[:depth]
-		for len(prefix) > 0 && prefix[len(prefix)-1]+1 >= sizes[len(prefix)-1] {
-			prefix, sizes = prefix[:len(prefix)-1], sizes[:len(sizes)-1]
-		}
-		if len(prefix) == 0 {
-			return count
-		}
-		prefix[len(prefix)-1]++
-	}
+	t.Helper()
+	return eachChoice(t, fmt.Sprintf("%s hold %d drop %v", sc.name, holdAt, drop), func(choose func(n int) int, quiesce bool) error {
+		return runHeld(sc, holdAt, drop, choose, quiesce)
+	})
 }
 
 // TestEveryInterleavingWithAHeldWrite holds each of the first eight writes

@@ -158,24 +158,7 @@ func runInterleaving(sc scenario, choose func(n int) int, quiesce bool) error {
 		}
 		return c.yield(ctx)
 	})
-	errs := make([]error, n)
-	for i := range sc.ops {
-		c.resume[i] = make(chan bool)
-		ctx := context.WithValue(context.Background(), tidKey{}, i)
-		go func(i int) {
-			defer func() {
-				if r := recover(); r != nil && r != errKilled {
-					errs[i] = fmt.Errorf("panic: %v", r)
-				}
-				c.events <- event{tid: i, done: true}
-			}()
-			if !<-c.resume[i] {
-				panic(errKilled)
-			}
-			writing[i] = !sc.ops[i].id.IsZero()
-			errs[i] = sc.ops[i].run(ctx, accounts, store)
-		}(i)
-	}
+	errs := startOps(sc, c, accounts, store, func(i int) { writing[i] = !sc.ops[i].id.IsZero() })
 	steps := make([]int, n)
 	live := make([]int, n)
 	for i := range live {
@@ -228,21 +211,52 @@ func runInterleaving(sc scenario, choose func(n int) int, quiesce bool) error {
 	if !quiesce {
 		return nil
 	}
-	// Quiescence: later merges keep the balance and shrink the partition to
-	// one sum row.
 	store.SetHook(nil)
+	return quiesced(store, layout, landed, trace)
+}
+
+// startOps starts each of sc's operations on a goroutine of its own,
+// parked until c resumes it (false: it crashes before its first step);
+// before(i), when not nil, runs as operation i starts. Operation i's error
+// is the returned slice's i-th once it is done.
+func startOps(sc scenario, c *coop, accounts *balance.Accounts, st store.Partitions, before func(i int)) []error {
+	errs := make([]error, len(sc.ops))
+	for i := range sc.ops {
+		c.resume[i] = make(chan bool)
+		ctx := context.WithValue(context.Background(), tidKey{}, i)
+		go func(i int) {
+			defer func() {
+				if r := recover(); r != nil && r != errKilled {
+					errs[i] = fmt.Errorf("panic: %v", r)
+				}
+				c.events <- event{tid: i, done: true}
+			}()
+			if !<-c.resume[i] {
+				panic(errKilled)
+			}
+			if before != nil {
+				before(i)
+			}
+			errs[i] = sc.ops[i].run(ctx, accounts, st)
+		}(i)
+	}
+	return errs
+}
+
+// quiesced checks quiescence once every operation is done: later merges
+// keep the balance and shrink the partition to one sum row.
+func quiesced(st *spy, layout func(*balance.Accounts) *balance.Accounts, landed map[balance.ID]map[int64]bool, trace string) error {
 	for k := range 8 {
-		step = 0
 		t := t0.Add(2*time.Minute + time.Duration(k)*11*time.Minute)
-		accounts2, _ := balance.New(store, balance.Options{Clock: func() time.Time { return t }})
-		if _, err := layout(accounts2).Merge(context.Background(), acct); err != nil {
+		accounts, _ := balance.New(st, balance.Options{Clock: func() time.Time { return t }})
+		if _, err := layout(accounts).Merge(context.Background(), acct); err != nil {
 			return fmt.Errorf("quiescent merge after%s: %v", trace, err)
 		}
-		if err := checkOnce(store.Stored(acct), landed); err != nil {
+		if err := checkOnce(st.Stored(acct), landed); err != nil {
 			return fmt.Errorf("after%s and a quiescent merge: %v", trace, err)
 		}
 	}
-	if rows := store.Stored(acct); len(rows) > 1 {
+	if rows := st.Stored(acct); len(rows) > 1 {
 		return fmt.Errorf("after%s: partition not compacted: %v", trace, rows)
 	}
 	return nil
@@ -255,6 +269,16 @@ const quiesceEvery = 7
 // enumerate runs every interleaving of sc (depth-first over choices) and
 // returns how many it ran.
 func enumerate(t *testing.T, sc scenario) int {
+	t.Helper()
+	return eachChoice(t, sc.name, func(choose func(n int) int, quiesce bool) error {
+		return runInterleaving(sc, choose, quiesce)
+	})
+}
+
+// eachChoice calls run with every sequence of choices, depth-first (choose
+// returns an index below n), quiescing one run in quiesceEvery, until a
+// run fails, and returns how many ran.
+func eachChoice(t *testing.T, what string, run func(choose func(n int) int, quiesce bool) error) int {
 	t.Helper()
 	var prefix, sizes []int
 	count := 0
@@ -270,8 +294,8 @@ func enumerate(t *testing.T, sc scenario) int {
 			depth++
 			return c
 		}
-		if err := runInterleaving(sc, choose, count%quiesceEvery == 0); err != nil {
-			t.Fatalf("%s: interleaving %v: %v", sc.name, prefix[:depth], err)
+		if err := run(choose, count%quiesceEvery == 0); err != nil {
+			t.Fatalf("%s: interleaving %v: %v", what, prefix[:depth], err)
 		}
 		count++
 		prefix, sizes = prefix[:depth], sizes[:depth]
