@@ -57,10 +57,10 @@
 //     (8 MiB), less room for the write's own retirements (SPEC.md 6.9), is
 //     refused with crdt.ErrTooLarge and changes nothing stored.
 //   - A Ledger deletes no record: each transaction keeps its key until
-//     ExpireRecords, run on a timer, or a TTL on a records store of their
-//     own (Options.Records) deletes it; a TTL on the accounts' store would
-//     expire idle accounts. The embedded store lists the keys
-//     (Siblings.Keys with RecordKeyPrefix). SPEC.md 6.11, "Storage",
+//     ExpireAllRecords, run on a timer over a store that lists its keys
+//     (the embedded and memory stores), or a TTL on a records store of
+//     their own (Options.Records) deletes it; a TTL on the accounts' store
+//     would expire idle accounts. SPEC.md 6.11, "Storage",
 //     states how long records must stay, and what a ledger still in doubt
 //     after that counts twice.
 package ledger

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,7 +29,13 @@ type ExpireOptions struct {
 	After time.Duration
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+	// Page is how many keys ExpireAllRecords lists and expires at a time.
+	// Zero means DefaultExpirePage; negative is refused.
+	Page int
 }
+
+// DefaultExpirePage is ExpireOptions.Page when it is zero.
+const DefaultExpirePage = 1000
 
 // ExpireResult counts the keys ExpireRecords was given.
 type ExpireResult struct {
@@ -51,9 +58,9 @@ type ExpireResult struct {
 //
 // Nothing else deletes records: on a store without a TTL, such as the
 // embedded or the memory store, each transaction leaves a key until this
-// is called. Run it on a timer with the store's record keys. The embedded
-// store lists them (Siblings.Keys with RecordKeyPrefix); the memory store
-// lists none, so give it RecordKey of each account and transaction.
+// is called. On a store that lists its keys (both of those: Siblings.Keys)
+// run ExpireAllRecords on a timer; this is for keys found otherwise, for
+// example RecordKey of each account and transaction.
 //
 // Each key is read, then deleted with the read's token: a record written
 // under it in between survives (store.SiblingDeleter). A key that is not a
@@ -119,4 +126,53 @@ func ExpireRecords(ctx context.Context, st interface {
 		}
 	}
 	return res, errors.Join(damaged...)
+}
+
+// KeyLister lists a store's keys by prefix a page at a time: up to limit
+// keys that start with prefix and come after the key after ("": from the
+// first), in an order the store keeps from page to page
+// (embedded.Siblings.Keys).
+type KeyLister interface {
+	Keys(ctx context.Context, prefix, after string, limit int) ([]string, error)
+}
+
+// ExpireAllRecords runs ExpireRecords over every transaction record key
+// st lists, opts.Page keys at a time, and sums the pages' results: the
+// sweep a program runs on a timer over a store without a TTL, such as the
+// embedded store. A damaged record is counted and passed over, its error
+// joined into the result's; a failed listing, read or delete, or ctx done,
+// ends the sweep with what was done so far, and the next sweep takes up
+// what is left.
+func ExpireAllRecords(ctx context.Context, st interface {
+	store.Siblings
+	store.SiblingDeleter
+	KeyLister
+}, opts ExpireOptions) (ExpireResult, error) {
+	var total ExpireResult
+	if opts.Page < 0 {
+		return total, fmt.Errorf("%w: ExpireOptions.Page %d is negative", crdt.ErrInvalidConfig, opts.Page)
+	}
+	page := cmp.Or(opts.Page, DefaultExpirePage)
+	var errs []error
+	for after := ""; ; {
+		keys, err := st.Keys(ctx, RecordKeyPrefix, after, page)
+		if err != nil {
+			err = fmt.Errorf("ledger: expiring records: listing keys after %q: %w", after, err)
+		}
+		if err != nil || len(keys) == 0 {
+			return total, errors.Join(append(errs, err)...)
+		}
+		res, err := ExpireRecords(ctx, st, keys, opts)
+		total.Deleted += res.Deleted
+		total.Kept += res.Kept
+		total.Empty += res.Empty
+		total.Damaged += res.Damaged
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if res.Deleted+res.Kept+res.Empty+res.Damaged < len(keys) {
+			return total, errors.Join(errs...) // a read or delete failed, or ctx is done
+		}
+		after = keys[len(keys)-1]
+	}
 }

@@ -104,6 +104,9 @@ func TestSiblingsKeysRefusals(t *testing.T) {
 
 // ExampleSiblings_Keys lists a store's transaction records a page at a
 // time and deletes those past every retry window (ledger.ExpireRecords).
+// The sweep of ledger.ExpireAllRecords lists the store's keys.
+var _ ledger.KeyLister = (*embedded.Siblings)(nil)
+
 func ExampleSiblings_Keys() {
 	ctx := context.Background()
 	base, err := os.MkdirTemp("", "counterkit-records-")

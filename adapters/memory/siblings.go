@@ -1,8 +1,11 @@
 package memory
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -101,6 +104,36 @@ func (s *Siblings) replace(key string, value []byte, token store.Token) error {
 		s.keys[key] = next
 	}
 	return nil
+}
+
+// Keys returns up to limit keys with siblings that start with prefix and
+// come after the key after ("": from the first), in the embedded store's
+// order: shorter keys first, keys of one length bytewise. Passing the last
+// key returned as after reads the next page (ledger.ExpireAllRecords). Each
+// call sorts the store's matching keys: fine for tests, not for millions
+// of keys. A limit below 1 is refused with crdt.ErrInvalidConfig.
+func (s *Siblings) Keys(ctx context.Context, prefix, after string, limit int) ([]string, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("%w: memory: Keys limit %d, want at least 1", crdt.ErrInvalidConfig, limit)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	var keys []string
+	for k := range s.keys {
+		if strings.HasPrefix(k, prefix) && keyOrder(k, after) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(keys, keyOrder)
+	return keys[:min(len(keys), limit)], nil
+}
+
+// keyOrder compares keys shorter first, then bytewise.
+func keyOrder(a, b string) int {
+	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
 }
 
 // Count returns the number of live siblings of key.

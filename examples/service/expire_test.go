@@ -13,8 +13,9 @@ import (
 	"github.com/counterkit/counterkit/ledger"
 )
 
-// TestExpireRecordsSweepsEveryPage: 23 records made two days ago and one
-// made now, swept in pages of 5: the old are deleted, the new kept, and a
+// TestExpireRecordsSweepsEveryPage: the service's sweep
+// (ledger.ExpireAllRecords) on its store, 23 records made two days ago and
+// one made now, in pages of 5: the old are deleted, the new kept, and a
 // damaged one is reported and passed over, its page's others deleted.
 func TestExpireRecordsSweepsEveryPage(t *testing.T) {
 	ctx := context.Background()
@@ -43,7 +44,7 @@ func TestExpireRecordsSweepsEveryPage(t *testing.T) {
 	if err := st.Put(ctx, damaged, "x", []byte("not a record"), nil); err != nil {
 		t.Fatal(err)
 	}
-	res, err := expireRecords(ctx, st, 5, ledger.ExpireOptions{})
+	res, err := ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{Page: 5})
 	if !errors.Is(err, crdt.ErrCorruptEncoding) || res.Deleted != 23 || res.Kept != 1 || res.Damaged != 1 {
 		t.Fatalf("%+v %v", res, err)
 	}

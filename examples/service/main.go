@@ -68,7 +68,7 @@ func run(ctx context.Context, stop func(), args []string, logw io.Writer) error 
 	maxOpen := fs.Int("max-open", 0, "ledgers the Book keeps decoded (0: ledger.DefaultMaxOpen)")
 	landEvery := fs.Duration("land-every", time.Second, "how often to land writes left pending by ambiguous store errors (0: only on the account's next request and at shutdown)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may run after a shutdown signal")
-	expireEvery := fs.Duration("expire-every", time.Hour, "how often to delete transaction records past every retry window (ledger.ExpireRecords; 0: never, and the store keeps a key per transaction for good)")
+	expireEvery := fs.Duration("expire-every", time.Hour, "how often to delete transaction records past every retry window (ledger.ExpireAllRecords; 0: never, and the store keeps a key per transaction for good)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -142,36 +142,10 @@ func expireLoop(ctx context.Context, st *embedded.Siblings, every time.Duration,
 			return
 		case <-tick.C:
 		}
-		res, err := expireRecords(ctx, st, 1000, ledger.ExpireOptions{})
+		res, err := ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{})
 		if err != nil && ctx.Err() == nil {
 			log.Warn("expiring transaction records", "err", err)
 		}
 		log.Info("transaction records expired", "deleted", res.Deleted, "kept", res.Kept, "damaged", res.Damaged)
-	}
-}
-
-// expireRecords runs ledger.ExpireRecords over every record key of st,
-// page keys at a time; a damaged record is reported and passed over, a
-// failed read or delete ends the sweep.
-func expireRecords(ctx context.Context, st *embedded.Siblings, page int, opts ledger.ExpireOptions) (ledger.ExpireResult, error) {
-	var total ledger.ExpireResult
-	var errs []error
-	for after := ""; ; {
-		keys, err := st.Keys(ctx, ledger.RecordKeyPrefix, after, page)
-		if err != nil || len(keys) == 0 {
-			return total, errors.Join(append(errs, err)...)
-		}
-		res, err := ledger.ExpireRecords(ctx, st, keys, opts)
-		total.Deleted += res.Deleted
-		total.Kept += res.Kept
-		total.Empty += res.Empty
-		total.Damaged += res.Damaged
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if res.Deleted+res.Kept+res.Empty+res.Damaged < len(keys) {
-			return total, errors.Join(errs...) // a read or delete failed
-		}
-		after = keys[len(keys)-1]
 	}
 }
