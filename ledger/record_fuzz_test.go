@@ -17,7 +17,8 @@ import (
 // and leaves the receiver unchanged, and that whatever decodes re-encodes
 // to exactly its input (the decoder accepts only the canonical form of
 // either version). The seeds are records of both versions, with and
-// without a key, and edits of them. Run it with
+// without a key, and edits of them, and records at the largest version
+// and one above it. Run it with
 //
 //	go test ./ledger -run '^$' -fuzz FuzzRecordUnmarshal -fuzztime 60s
 func FuzzRecordUnmarshal(f *testing.F) {
@@ -35,6 +36,15 @@ func FuzzRecordUnmarshal(f *testing.F) {
 		f.Add(b[:len(b)-1])
 		f.Add(append(bytes.Clone(b), 0xc0))
 	}
+	// The largest version (2^64−2) and, its last byte raised, 2^64−1.
+	top, err := ledger.Record{Txn: "t", Amount: 1, Writer: "w", At: at, Version: 1<<64 - 2}.MarshalBinary()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(top)
+	over := bytes.Clone(top)
+	over[len(over)-1]++
+	f.Add(over)
 	sentinels := []error{crdt.ErrCorruptEncoding, crdt.ErrTypeMismatch, crdt.ErrUnsupportedVersion, crdt.ErrTooLarge}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		keep := ledger.Record{Txn: "keep", Amount: 1, Writer: "w", At: at, Version: 1}

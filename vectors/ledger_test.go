@@ -84,7 +84,7 @@ var ledgerRecordCases = []struct {
 // the longest an encoder writes, adds a key of 255 bytes: 812 bytes, below
 // the decoder's cap of 829 (SPEC.md 3.4).
 var (
-	ledgerLargestV1 = ledger.Record{Txn: crdt.TxnID(strings.Repeat("t", crdt.MaxIDLen)), Amount: -math.MaxInt64, Writer: crdt.ActorID(strings.Repeat("w", crdt.MaxIDLen)), At: time.Unix(0, math.MaxInt64).UTC(), Version: 1<<64 - 1}
+	ledgerLargestV1 = ledger.Record{Txn: crdt.TxnID(strings.Repeat("t", crdt.MaxIDLen)), Amount: -math.MaxInt64, Writer: crdt.ActorID(strings.Repeat("w", crdt.MaxIDLen)), At: time.Unix(0, math.MaxInt64).UTC(), Version: 1<<64 - 2}
 	ledgerLargest   = ledger.Record{Txn: ledgerLargestV1.Txn, Amount: ledgerLargestV1.Amount, Writer: ledgerLargestV1.Writer, At: ledgerLargestV1.At, Version: ledgerLargestV1.Version, Key: strings.Repeat("k", crdt.MaxKeyLen)}
 )
 
@@ -116,6 +116,7 @@ func genLedgerVectors(t *testing.T) any {
 		{"an empty writer", enc("ledger.txn", 1, rec("t", 1, "", at))},
 		{"a control character in the id", enc("ledger.txn", 1, rec("t\x01", 1, "w", at))},
 		{"version 0", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(5).str("t").int(1).str("w").int(at).uint(0) })},
+		{"version 2^64-1, above the largest a writer reaches (2^64-2)", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(5).str("t").int(1).str("w").int(at).uint(1<<64 - 1) })},
 		{"four fields (no version)", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(4).str("t").int(1).str("w").int(at) })},
 		{"an array header of 4 before five fields", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(4).str("t").int(1).str("w").int(at).uint(1) })},
 		{"an array header of 6 before five fields", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(6).str("t").int(1).str("w").int(at).uint(1) })},
@@ -154,6 +155,7 @@ func genLedgerVectors(t *testing.T) any {
 		{"the amount -2^63", func(r *ledger.Record) { r.Amount = math.MinInt64 }},
 		{"a time of 0", func(r *ledger.Record) { r.At = time.Unix(0, 0).UTC() }},
 		{"version 0", func(r *ledger.Record) { r.Version = 0 }},
+		{"version 2^64-1", func(r *ledger.Record) { r.Version = 1<<64 - 1 }},
 		{"a control character in the key", func(r *ledger.Record) { r.Key = "k\x00" }},
 		{"a key of 256 bytes", func(r *ledger.Record) { r.Key = strings.Repeat("k", crdt.MaxKeyLen+1) }},
 	}

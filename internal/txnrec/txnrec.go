@@ -40,6 +40,13 @@ const Prefix = "counterkit.txn/"
 // with one.
 const newestFormat = 2
 
+// MaxVersion is the largest version a record carries: a ledger's version
+// is the sum of its writer's seqs in P and N, each at most
+// tpncounter.MaxSeq (2^63−1), so 2^64−2 (SPEC.md 6.11); an Account's is a
+// seq of at most 2^63−1. A record above it would make every read of its
+// writer look stale for the transaction.
+const MaxVersion uint64 = 1<<64 - 2
+
 // maxEncoded bounds a record's encoding: two ids, a key and three
 // integers.
 const maxEncoded = 2*crdt.MaxIDLen + crdt.MaxKeyLen + 64
@@ -130,8 +137,8 @@ func (r *Record) UnmarshalBinary(b []byte) error {
 
 // check refuses a record no writer makes: an invalid id, a zero amount or
 // one whose magnitude does not fit, a time not after 1970, version 0 (an
-// entry that held a transaction has written at least once), an invalid
-// key.
+// entry that held a transaction has written at least once) or above
+// MaxVersion, an invalid key.
 func (r Record) check() error {
 	if err := r.Txn.Validate(); err != nil {
 		return err
@@ -147,6 +154,9 @@ func (r Record) check() error {
 	}
 	if r.Version == 0 {
 		return fmt.Errorf("%w: transaction record at version 0", crdt.ErrInvalidAmount)
+	}
+	if r.Version > MaxVersion {
+		return fmt.Errorf("%w: transaction record at version %d, above the largest a writer reaches (%d)", crdt.ErrInvalidAmount, r.Version, MaxVersion)
 	}
 	if r.Key != "" {
 		return crdt.ValidateKey("transaction record's key", r.Key)
