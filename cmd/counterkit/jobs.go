@@ -326,8 +326,7 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jo
 	return check, func(b *backend) jobRunner {
 		cfg := cfg()
 		return func(ctx context.Context, key string) (string, error) {
-			k := tally.Kind(*kind)
-			if k == "" {
+			storedKind := func() (tally.Kind, error) {
 				r, err := firstRow(ctx, b.partitions, key)
 				if err != nil {
 					return "", err
@@ -337,7 +336,14 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jo
 					return "", err
 				}
 				s, _ := d.Fields["kind"].(string)
-				k = tally.Kind(s)
+				return tally.Kind(s), nil
+			}
+			k := tally.Kind(*kind)
+			if k == "" {
+				var err error
+				if k, err = storedKind(); err != nil {
+					return "", err
+				}
 			}
 			t, err := tallyKindNamed(k)
 			if err != nil {
@@ -345,6 +351,16 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jo
 			}
 			plan, err := t.gc(ctx, b.partitions, key, cfg, *dry)
 			if *kind != "" && errors.Is(err, crdt.ErrTypeMismatch) {
+				// The tally reports a row of another kind as damaged; when
+				// every row reads as the stored kind, only -kind is wrong.
+				if sk, serr := storedKind(); serr == nil && sk != k {
+					if st, serr := tallyKindNamed(sk); serr == nil {
+						if _, serr := st.gc(ctx, b.partitions, key, cfg, true); serr == nil {
+							return "", fmt.Errorf("%w: tally %q holds aggregate kind %q, not %q (-kind); without -kind the job reads the kind from the stored rows",
+								crdt.ErrTypeMismatch, key, sk, k)
+						}
+					}
+				}
 				return "", fmt.Errorf("%w; without -kind the job reads the kind from the stored rows", err)
 			}
 			if err != nil {
