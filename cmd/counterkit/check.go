@@ -33,6 +33,7 @@ import (
 const checkUsage = `usage: counterkit check cassandra -hosts HOST[,HOST] -keyspace KEYSPACE [-prefix P] [-consistency OP=LEVEL,...]
        counterkit check riak -addr ADDR[,ADDR] -type BUCKET_TYPE -bucket BUCKET
        counterkit check embedded -store embedded:DIR
+       counterkit check -store embedded:DIR
 
 Checks that a store is configured so that counterkit keeps its guarantees,
 prints what it found, and exits 1 when a check fails, naming the sentinel
@@ -63,6 +64,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stderr, checkUsage)
 			return 0
 		}
+		if k, _, _ := strings.Cut(storeFlag(args), ":"); k == "embedded" {
+			return checkEmbedded(args, stdout, stderr) // -store names the kind
+		}
 		code := fail(stderr, "check", cli.Usagef("%w: name the store to check: cassandra, riak or embedded", crdt.ErrInvalidConfig))
 		fmt.Fprint(stderr, "\n", checkUsage) // apart: fail escapes newlines
 		return code
@@ -76,6 +80,26 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return checkEmbedded(args[1:], stdout, stderr)
 	}
 	return fail(stderr, "check", cli.Usagef("%w: unknown store %q: cassandra, riak or embedded", crdt.ErrInvalidConfig, args[0]))
+}
+
+// storeFlag returns the value of the last -store flag in args, "" for
+// none.
+func storeFlag(args []string) string {
+	v := ""
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		name, val, eq := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		switch {
+		case !strings.HasPrefix(a, "-") || name != "store":
+		case eq:
+			v = val
+		case i+1 < len(args):
+			v = args[i+1]
+		}
+	}
+	return v
 }
 
 // checkReport is what check prints: what it found, advice, and each
