@@ -83,7 +83,7 @@ func TestUsageNamesItsFlags(t *testing.T) {
 	}
 	require.Equal(t, []string{"prefix"}, missing("list", "usage: counterkit list [-prefix P] [-limit N]\n\nFlags:\n      --key-prefix string\n      --limit int\n"), "the checker")
 	commands := [][]string{{"inspect"}, {"get"}, {"check", "cassandra"}, {"check", "riak"}, {"check", "embedded"},
-		{"list"}, {"stats"}, {"backup"}, {"compact", "embedded"}, {"gc", "tally"}, {"compact", "deltalog"},
+		{"list"}, {"stats"}, {"backup"}, {"compact", "embedded"}, {"gc", "tally"}, {"gc", "records"}, {"compact", "deltalog"},
 		{"merge", "balance"}, {"merge", "transactions"}, {"find", "ledger"}}
 	for _, cmd := range commands {
 		_, out, errOut := runCmd(t, "", append(cmd, "-h")...)

@@ -131,8 +131,9 @@ type jobResult struct {
 func (r *jobReport) writeTable(io.Writer) {}
 
 func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if verb == "compact" && len(args) > 0 && args[0] == "embedded" {
-		return runCompactEmbedded(args[1:], stdout, stderr)
+	whole := map[string]string{"compact": "embedded", "gc": "records"} // the nouns of whole-store commands
+	if len(args) > 0 && whole[verb] == args[0] {
+		return cli.Either(verb == "gc", runGCRecords, runCompactEmbedded)(args[1:], stdout, stderr)
 	}
 	i := slices.IndexFunc(jobs[verb], func(d jobDef) bool { return len(args) > 0 && args[0] == d.noun })
 	if i < 0 {
@@ -141,6 +142,9 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 			return 0
 		}
 		var nouns []string
+		if n := whole[verb]; n != "" {
+			nouns = append(nouns, n)
+		}
 		for _, d := range jobs[verb] {
 			nouns = append(nouns, d.noun)
 		}

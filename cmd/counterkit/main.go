@@ -40,6 +40,8 @@ commands:
                     service's copy (-from URL), and verify the copy
   compact embedded  write a compacted copy of an embedded store
   gc tally          fold the expired shards of tally counters into their tally
+  gc records        delete the transaction records of an embedded store
+                    that no retry window needs any more
   compact deltalog  merge and compact the cells of deltalog counters
   merge balance     run the tombstone merge on balance accounts
   merge transactions
@@ -54,10 +56,10 @@ Stores (-store):
   cassandra:HOST[,HOST]/KEYSPACE       a Cassandra keyspace (-prefix P)
   riak:ADDR[,ADDR]/BUCKET_TYPE/BUCKET  a Riak bucket (sibling keys only)
 
-Maintenance jobs (gc, compact, merge, find) take keys as arguments or one
-per line on standard input, print one line per key, report progress on
-standard error, and with -dry-run run the driver on a copy of each key's
-state and print what it would write, writing nothing.
+Maintenance jobs (gc tally, compact deltalog, merge, find) take keys as
+arguments or one per line on standard input, print one line per key,
+report progress on standard error, and with -dry-run run the driver on a
+copy of each key's state and print what it would write, writing nothing.
 
 Flags may come before or after the arguments, with one dash or two
 (-store or --store). Every command prints a table, or JSON (snake_case keys)

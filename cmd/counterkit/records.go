@@ -1,0 +1,99 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/counterkit/counterkit/adapters/embedded"
+	"github.com/counterkit/counterkit/internal/cli"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
+)
+
+const gcRecordsUsage = `usage: counterkit gc records -store embedded:DIR [-after DURATION] [-dry-run]
+
+Deletes the transaction records of ledgers and bounded Accounts that no
+retry window can need any more (ledger.ExpireAllRecords): each key that
+starts with ledger.RecordKeyPrefix and whose every sibling is a record
+made more than -after ago. A sibling that is not a record keeps its key
+and is reported (crdt.ErrCorruptEncoding, exit status 1). The embedded
+store has no TTL: a program that does not run this sweep on a timer
+itself (examples/service does, every hour) leaves a key per transaction.
+-after must be at least the longest RetryWindow of the store's ledgers
+and Accounts plus their FutureSkew and clock skew (SPEC.md 6.11,
+"Storage"); 0 means ledger.DefaultExpireAfter (25h). With -dry-run it
+counts what it would delete and deletes nothing. The directory must not
+be in use by a service.
+`
+
+// gcRecordsResult is what gc records prints.
+type gcRecordsResult struct {
+	Store   string   `json:"store"`
+	DryRun  bool     `json:"dry_run"`
+	After   string   `json:"after"`
+	Deleted int      `json:"deleted"`
+	Kept    int      `json:"kept"`
+	Empty   int      `json:"empty"`
+	Damaged int      `json:"damaged"`
+	Errors  []string `json:"errors,omitempty"`
+}
+
+func (r *gcRecordsResult) writeTable(w io.Writer) {
+	fmt.Fprintf(w, "%s %s older than %s; kept %s, %d damaged%s\n", cli.Either(r.DryRun, "would delete", "deleted"),
+		plural(r.Deleted, "record key"), r.After, plural(r.Kept, "key"), r.Damaged, cli.Either(r.DryRun, " (dry run: nothing written)", ""))
+}
+
+// keepRecords is a dry run's store: the sweep reads and judges every
+// record, and its deletes do nothing.
+type keepRecords struct{ *embedded.Siblings }
+
+func (keepRecords) Delete(context.Context, string, store.Token) error { return nil }
+
+func runGCRecords(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("gc records", gcRecordsUsage, stderr)
+	cf := addEmbeddedFlags(c.fs)
+	after := c.fs.Duration("after", 0, "delete records made more than this long ago (0: ledger.DefaultExpireAfter, 25h)")
+	dry := c.fs.Bool("dry-run", false, "count what would be deleted; delete nothing")
+	if code := c.parse(args); code >= 0 {
+		return code
+	}
+	dir, err := embeddedDir(c, cf)
+	if err = cmp.Or(err, invalidIf(*after < 0, "-after must not be negative, not %s", *after)); err != nil {
+		return fail(stderr, c.name, err)
+	}
+	db, err := openEmbedded(dir, !*dry)
+	if err != nil {
+		return fail(stderr, c.name, err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
+	defer cancel()
+	var st interface {
+		store.SiblingDeleter
+		ledger.KeyLister
+		store.Siblings
+	} = db.Siblings()
+	if *dry {
+		st = keepRecords{db.Siblings()}
+	}
+	res, err := ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{After: *after})
+	out := &gcRecordsResult{Store: "embedded:" + dir, DryRun: *dry, After: cmp.Or(*after, ledger.DefaultExpireAfter).String(),
+		Deleted: res.Deleted, Kept: res.Kept, Empty: res.Empty, Damaged: res.Damaged}
+	if err != nil {
+		for _, e := range unjoin(err) {
+			out.Errors = append(out.Errors, redact(e))
+			fail(stderr, c.name, e)
+		}
+	}
+	return cmp.Or(c.emit(stdout, out), cli.Either(err != nil, 1, 0))
+}
+
+// unjoin returns the errors errors.Join joined into err, or err alone.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}

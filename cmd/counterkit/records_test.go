@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/embedded"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+)
+
+// recordsStore writes 7 records made two days ago, 2 made now and a
+// damaged record key into a new embedded store, and returns its
+// directory.
+func recordsStore(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "data")
+	db, err := embedded.Open(dir, embedded.Options{})
+	require.NoError(t, err)
+	defer db.Close()
+	st := db.Siblings()
+	now := time.Now()
+	for i, at := range []time.Time{now.Add(-48 * time.Hour), now} {
+		l, err := ledger.New(st, "acct", ledger.Options{Actor: crdt.ActorID(fmt.Sprint("w", i)), Clock: func() time.Time { return at }})
+		require.NoError(t, err)
+		for j := range 7 - 5*i {
+			_, err := l.Credit(ctx, crdt.TxnID(fmt.Sprintf("t%d-%d", i, j)), 1)
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, st.Put(ctx, ledger.RecordKey("other", "x"), "x", []byte("not a record"), nil))
+	return dir
+}
+
+// recordKeys counts the store's record keys.
+func recordKeys(t *testing.T, dir string) int {
+	t.Helper()
+	db, err := embedded.Open(dir, embedded.Options{ReadOnly: true})
+	require.NoError(t, err)
+	defer db.Close()
+	keys, err := db.Siblings().Keys(context.Background(), ledger.RecordKeyPrefix, "", 100)
+	require.NoError(t, err)
+	return len(keys)
+}
+
+// TestGCRecords: a dry run counts and deletes nothing; the sweep deletes
+// the 7 old records, keeps the 2 new ones and reports the damaged key
+// (exit 1, ErrCorruptEncoding); a second sweep deletes nothing; -after 1ns
+// deletes the new ones too; bad flags change nothing.
+func TestGCRecords(t *testing.T) {
+	dir := recordsStore(t)
+	emb := "embedded:" + dir
+	sweep := func(args ...string) (int, gcRecordsResult, string) {
+		code, out, errOut := runCmd(t, "", append([]string{"gc", "records", "-store", emb, "-o", "json"}, args...)...)
+		var res gcRecordsResult
+		require.NoError(t, json.Unmarshal([]byte(out), &res), "%s %s", out, errOut)
+		return code, res, errOut
+	}
+
+	for _, bad := range [][]string{{"-after", "-1s"}, {"key"}, {"-store", "riak:127.0.0.1:1/t/b"}} {
+		code, _, errOut := runCmd(t, "", append([]string{"gc", "records", "-store", emb}, bad...)...)
+		require.Equal(t, 2, code, "%v: %s", bad, errOut)
+		require.Contains(t, errOut, "crdt.ErrInvalidConfig", "%v", bad)
+	}
+	require.Equal(t, 10, recordKeys(t, dir))
+
+	code, res, errOut := sweep("-dry-run")
+	require.Equal(t, 1, code, errOut)
+	require.Equal(t, gcRecordsResult{Store: emb, DryRun: true, After: "25h0m0s", Deleted: 7, Kept: 2, Damaged: 1, Errors: res.Errors}, res)
+	require.Len(t, res.Errors, 1)
+	require.Contains(t, errOut, "crdt.ErrCorruptEncoding")
+	require.Equal(t, 10, recordKeys(t, dir), "a dry run deleted")
+
+	code, res, _ = sweep()
+	require.Equal(t, 1, code)
+	require.Equal(t, [4]int{7, 2, 0, 1}, [4]int{res.Deleted, res.Kept, res.Empty, res.Damaged})
+	require.Equal(t, 3, recordKeys(t, dir))
+
+	_, res, _ = sweep()
+	require.Equal(t, [4]int{0, 2, 0, 1}, [4]int{res.Deleted, res.Kept, res.Empty, res.Damaged})
+
+	_, res, _ = sweep("-after", "1ns")
+	require.Equal(t, [4]int{2, 0, 0, 1}, [4]int{res.Deleted, res.Kept, res.Empty, res.Damaged})
+	require.Equal(t, 1, recordKeys(t, dir))
+
+	code, out, _ := runCmd(t, "", "gc", "records", "-store", emb)
+	require.Equal(t, 1, code)
+	require.Equal(t, "deleted 0 record keys older than 25h0m0s; kept 0 keys, 1 damaged\n", out)
+}
