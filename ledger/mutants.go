@@ -5,6 +5,8 @@ package ledger
 import (
 	"fmt"
 	"os"
+
+	"github.com/counterkit/counterkit/crdt"
 )
 
 // Known-broken variants of the ledger's rules, built only with the
@@ -95,4 +97,18 @@ func init() {
 		panic(fmt.Sprintf("COUNTERKIT_BREAK=%q: no such variant of the ledger", v))
 	}
 	*b = true
+}
+
+// brokenRouting, when set, routes a Sharded's transactions in place of
+// ShardOf: by something other than the id alone (the writer, a seed of
+// the process), so that a retry on another ledger may go to another
+// sub-key.
+var brokenRouting func(s *Sharded, txn crdt.TxnID) int
+
+// route is Shard's routing, or brokenRouting's when set.
+func (s *Sharded) route(txn crdt.TxnID) int {
+	if brokenRouting != nil {
+		return brokenRouting(s, txn)
+	}
+	return ShardOf(txn, s.n)
 }

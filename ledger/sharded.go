@@ -59,10 +59,6 @@ type Sharded struct {
 	opts    Options // validated by New; Backoff normalised as New does
 	marker  []byte
 
-	// route maps a transaction to its shard: ShardOf, except in tests
-	// that show what a wrong routing breaks.
-	route func(crdt.TxnID) int
-
 	subs []atomic.Pointer[Ledger]
 
 	layoutMu sync.Mutex
@@ -99,7 +95,6 @@ func NewSharded(st store.Siblings, account string, n int, opts Options) (*Sharde
 	s := &Sharded{store: st, account: account, n: n, opts: l.opts, width: n,
 		marker: []byte(shardedMarkerPrefix + strconv.Itoa(n)),
 		subs:   make([]atomic.Pointer[Ledger], n)}
-	s.route = func(txn crdt.TxnID) int { return ShardOf(txn, s.n) }
 	return s, nil
 }
 

@@ -2,6 +2,8 @@
 
 package ledger
 
+import "github.com/counterkit/counterkit/crdt"
+
 // The group commit and retirement as documented. Built with the counterkit_mutants tag,
 // these become variables that tests set to known-broken variants
 // (mutants.go); here they are false constants, so the branches that read
@@ -28,3 +30,7 @@ const (
 	// a Book continues a dropped key's incarnation
 	brokenBookForgets = false
 )
+
+// route is Shard's routing: ShardOf (with the counterkit_mutants tag, a
+// broken routing a test switches on).
+func (s *Sharded) route(txn crdt.TxnID) int { return ShardOf(txn, s.n) }
