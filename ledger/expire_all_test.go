@@ -39,6 +39,29 @@ func ExampleExpireAllRecords() {
 	// keys left: [acct]
 }
 
+// A KeyLister pages through the keys with a prefix: each page starts
+// after the last key of the one before.
+func ExampleKeyLister() {
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	l, _ := ledger.New(st, "acct", ledger.Options{Actor: "svc"})
+	for i := range 5 {
+		l.Credit(ctx, crdt.TxnID(fmt.Sprint("pay-", i)), 10)
+	}
+	var lister ledger.KeyLister = st
+	pages := 0
+	for after := ""; ; pages++ {
+		keys, _ := lister.Keys(ctx, ledger.RecordKeyPrefix, after, 2)
+		if len(keys) == 0 {
+			break
+		}
+		after = keys[len(keys)-1]
+	}
+	fmt.Println("pages of two record keys:", pages)
+	// Output:
+	// pages of two record keys: 3
+}
+
 // sweepFixture: 23 records made two days before now, one made now, one
 // damaged record key, and the account's own key, on a memory store.
 func sweepFixture(t *testing.T, now time.Time) (*memory.Siblings, string) {
