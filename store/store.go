@@ -40,6 +40,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -79,6 +80,15 @@ type Siblings interface {
 // latest Fetch); siblings written since survive.
 type SiblingDeleter interface {
 	Delete(ctx context.Context, key string, token Token) error
+}
+
+// Expiring is an optional capability of a Siblings store whose values
+// expire: TTL returns how long after its Put a value is kept (zero: for
+// good). Only transaction records belong in such a store
+// (ledger.Options.Records): a counter's state there would vanish from an
+// idle key, so the ledger, bounded and statestore refuse one for it.
+type Expiring interface {
+	TTL() time.Duration
 }
 
 // Row is one row of a partition: its clustering key and value. A Row handed
