@@ -125,7 +125,9 @@ type Account struct {
 }
 
 // Open returns an Account for key, without touching the store. Errors wrap
-// crdt.ErrInvalidKey, crdt.ErrInvalidActor or crdt.ErrInvalidConfig. Its
+// crdt.ErrInvalidKey, crdt.ErrInvalidActor or crdt.ErrInvalidConfig (also
+// for a store whose values expire, store.Expiring: an idle account would
+// vanish). Its
 // transaction records are keyed by key's name as a ledger's are, so a
 // ledger account of the same name in the same store would share them:
 // give the two distinct names (SPEC.md 13.5, "Records").
@@ -144,6 +146,9 @@ func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) 
 	}
 	if len(opts.Actor) > MaxActorLen {
 		return nil, fmt.Errorf("%w: %d bytes, longer than %d", crdt.ErrInvalidActor, len(opts.Actor), MaxActorLen)
+	}
+	if err := store.CheckKeeps(st, "bounded accounts"); err != nil {
+		return nil, err
 	}
 	o, err := opts.Counter.resolved()
 	if err != nil {

@@ -81,8 +81,11 @@ type Options struct {
 	// (RecordKey); nil keeps them in the ledger's own store. The ledger
 	// never deletes a record: a store of its own can expire them, with a
 	// TTL longer than RetryWindow plus FutureSkew plus the writers' clock
-	// skew, where a TTL on the accounts' store would expire idle accounts.
-	// Every ledger of a key must use the same records store.
+	// skew (DefaultExpireAfter), where a TTL on the accounts' store would
+	// expire idle accounts. New refuses a store that says its TTL
+	// (store.Expiring) for the accounts, or for Records when it is shorter
+	// than RetryWindow plus FutureSkew. Every ledger of a key must use the
+	// same records store.
 	Records store.Siblings
 
 	// RetireAfter lets this ledger retire, in the writes it makes anyway,
@@ -505,7 +508,9 @@ type opStats struct {
 
 // New returns a ledger for key in store, writing as opts.Actor. It does no
 // I/O. Errors wrap crdt.ErrInvalidKey (also for a key IsRecordKey
-// reports), crdt.ErrInvalidActor or crdt.ErrInvalidConfig.
+// reports), crdt.ErrInvalidActor or crdt.ErrInvalidConfig (also for a
+// store whose values expire, store.Expiring, and for Options.Records
+// expiring them sooner than RetryWindow plus FutureSkew).
 func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	if st == nil {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
@@ -542,6 +547,12 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = time.Now
+	}
+	if err := store.CheckKeeps(st, "ledger accounts"); err != nil {
+		return nil, err
+	}
+	if ttl, least := store.TTL(opts.Records), opts.RetryWindow+opts.Counter.FutureSkew; ttl > 0 && ttl < least {
+		return nil, fmt.Errorf("%w: Options.Records expires records %v after they are written, before RetryWindow plus FutureSkew (%v): a retry inside the window would count again (SPEC.md 6.11, \"Storage\")", crdt.ErrInvalidConfig, ttl, least)
 	}
 	window := windowOf(opts.Counter)
 	if opts.MaxGroup < 0 || opts.MaxGroup > window {

@@ -87,11 +87,12 @@ func (o *docOutbox) expire(now time.Time, ttl time.Duration) {
 
 // ttlStore is a records store (Options.Records) with a TTL, as package
 // ledger advises ("Caveats", Options.Records): a key not written for ttl
-// reads empty.
+// reads empty. It says its TTL (store.Expiring) unless silent.
 type ttlStore struct {
 	*memory.Siblings
-	now func() time.Time
-	ttl time.Duration
+	now    func() time.Time
+	ttl    time.Duration
+	silent bool
 
 	mu      sync.Mutex
 	written map[string]time.Time
@@ -106,6 +107,8 @@ func (s *ttlStore) Put(ctx context.Context, key string, actor crdt.ActorID, v []
 	}
 	return err
 }
+
+func (s *ttlStore) TTL() time.Duration { return cond(s.silent, 0, s.ttl) }
 
 func (s *ttlStore) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
 	s.mu.Lock()

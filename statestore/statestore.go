@@ -28,7 +28,8 @@ type counterPtr[V, T any] interface {
 //
 // Errors wrap the store's, crdt.ErrInvalidKey, the decoder's sentinel or a
 // merge's (crdt.ErrTooLarge); siblings whose sum passes int64 merge (SPEC.md
-// 4.1).
+// 4.1). Save and Update refuse a store whose values expire
+// (store.Expiring) with crdt.ErrInvalidConfig, writing nothing.
 func Load[V any, T counterPtr[V, T]](ctx context.Context, s store.Siblings, key string) (T, error) {
 	c, _, err := load[V, T](ctx, s, key)
 	return c, err
@@ -73,6 +74,9 @@ func save[T Counter[T]](ctx context.Context, s store.Siblings, key string, actor
 	if err := actor.Validate(); err != nil {
 		return fmt.Errorf("statestore: save %q: %w", key, err)
 	}
+	if err := store.CheckKeeps(s, "counter states"); err != nil {
+		return fmt.Errorf("statestore: save %q: %w", key, err)
+	}
 	b, err := c.MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("statestore: save %q: %w", key, err)
@@ -91,6 +95,9 @@ func save[T Counter[T]](ctx context.Context, s store.Siblings, key string, actor
 // rather than calling Update again.
 func Update[V any, T counterPtr[V, T]](ctx context.Context, s store.Siblings, key string, actor crdt.ActorID, fn func(T) error) (T, error) {
 	if err := actor.Validate(); err != nil {
+		return nil, fmt.Errorf("statestore: update %q: %w", key, err)
+	}
+	if err := store.CheckKeeps(s, "counter states"); err != nil {
 		return nil, fmt.Errorf("statestore: update %q: %w", key, err)
 	}
 	c, token, err := load[V, T](ctx, s, key)

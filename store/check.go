@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -57,6 +58,25 @@ func CheckMutations(muts []Mutation) error {
 	case spanning && size+SpanningOverhead*len(muts) > MaxSpanningBatchBytes:
 		return fmt.Errorf("store: batch of %d mutations and %d bytes across partitions (max %d, counting %d per mutation): %w",
 			len(muts), size, MaxSpanningBatchBytes, SpanningOverhead, crdt.ErrTooLarge)
+	}
+	return nil
+}
+
+// TTL returns how long st keeps a value after its Put: its TTL when it is
+// Expiring, else zero (for good).
+func TTL(st Siblings) time.Duration {
+	if e, ok := st.(Expiring); ok {
+		return max(e.TTL(), 0)
+	}
+	return 0
+}
+
+// CheckKeeps refuses (crdt.ErrInvalidConfig) a store whose values expire
+// as the store of what, a counter's state, which would vanish from an
+// idle key; only transaction records belong in one (Expiring).
+func CheckKeeps(st Siblings, what string) error {
+	if ttl := TTL(st); ttl > 0 {
+		return fmt.Errorf("%w: %s: the store expires its values %v after they are written (store.Expiring), so an idle key would vanish; only transaction records belong in such a store (ledger.Options.Records)", crdt.ErrInvalidConfig, what, ttl)
 	}
 	return nil
 }
