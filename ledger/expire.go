@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -131,7 +132,10 @@ func ExpireRecords(ctx context.Context, st interface {
 // KeyLister lists a store's keys by prefix a page at a time: up to limit
 // keys that start with prefix and come after the key after ("": from the
 // first), in an order the store keeps from page to page
-// (embedded.Siblings.Keys).
+// (embedded.Siblings.Keys), and none once the last key is passed. A key
+// never comes after itself: ExpireAllRecords refuses a page that holds
+// the key it was asked to list after, and a listing that comes back to a
+// key it already moved past, with crdt.ErrMisconfiguredStore.
 type KeyLister interface {
 	Keys(ctx context.Context, prefix, after string, limit int) ([]string, error)
 }
@@ -142,7 +146,8 @@ type KeyLister interface {
 // embedded store. A damaged record is counted and passed over, its error
 // joined into the result's; a failed listing, read or delete, or ctx done,
 // ends the sweep with what was done so far, and the next sweep takes up
-// what is left.
+// what is left. A KeyLister that does not move past the keys it listed
+// ends it too (crdt.ErrMisconfiguredStore), so the sweep always ends.
 func ExpireAllRecords(ctx context.Context, st interface {
 	store.Siblings
 	store.SiblingDeleter
@@ -152,12 +157,22 @@ func ExpireAllRecords(ctx context.Context, st interface {
 	if opts.Page < 0 {
 		return total, fmt.Errorf("%w: ExpireOptions.Page %d is negative", crdt.ErrInvalidConfig, opts.Page)
 	}
+	if opts.After < 0 {
+		return total, fmt.Errorf("%w: ExpireOptions.After %v is negative", crdt.ErrInvalidConfig, opts.After)
+	}
 	page := cmp.Or(opts.Page, DefaultExpirePage)
 	var errs []error
-	for after := ""; ; {
+	// seen is the cursor of an earlier page, renewed at pages 1, 2, 4,
+	// 8... (Brent's cycle detection): a store whose listing comes back to
+	// it would loop. Each cursor of a store that keeps to KeyLister comes
+	// after the one before.
+	seen, renew := "", 1
+	for after, n := "", 0; ; n++ {
 		keys, err := st.Keys(ctx, RecordKeyPrefix, after, page)
 		if err != nil {
 			err = fmt.Errorf("ledger: expiring records: listing keys after %q: %w", after, err)
+		} else if len(keys) > 0 && (after != "" && slices.Contains(keys, after) || seen != "" && keys[len(keys)-1] == seen) {
+			err = fmt.Errorf("%w: ledger: expiring records: the store's Keys after %q lists a key it listed before (KeyLister)", crdt.ErrMisconfiguredStore, after)
 		}
 		if err != nil || len(keys) == 0 {
 			return total, errors.Join(append(errs, err)...)
@@ -172,6 +187,9 @@ func ExpireAllRecords(ctx context.Context, st interface {
 		}
 		if res.Deleted+res.Kept+res.Empty+res.Damaged < len(keys) {
 			return total, errors.Join(errs...) // a read or delete failed, or ctx is done
+		}
+		if n == renew {
+			seen, renew = after, 2*renew
 		}
 		after = keys[len(keys)-1]
 	}

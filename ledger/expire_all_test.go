@@ -200,3 +200,82 @@ func TestExpireAllRecordsRefusesANegativePage(t *testing.T) {
 		t.Fatalf("%d records left", len(left))
 	}
 }
+
+// loopingLister lists keys as a store whose Keys does not move past the
+// keys it listed: list says which keys it returns after a key. It cancels
+// the sweep's context at its 100th listing, so a sweep that would list
+// forever ends.
+type loopingLister struct {
+	*memory.Siblings
+	list   func(all []string, after string, limit int) []string
+	cancel context.CancelFunc
+	listed int
+}
+
+func (s *loopingLister) Keys(ctx context.Context, prefix, after string, limit int) ([]string, error) {
+	if s.listed++; s.listed == 100 {
+		s.cancel()
+	}
+	all, err := s.Siblings.Keys(ctx, prefix, "", 1<<20)
+	if err != nil {
+		return nil, err
+	}
+	return s.list(all, after, limit), nil
+}
+
+// TestExpireAllRecordsEndsOnAListingThatLoops: a store whose Keys returns
+// the key it was asked to list after again, or ignores it, or starts
+// again from the first key at the end, would make the sweep list forever
+// (its records inside the window are kept, so every listing finds them);
+// it ends the sweep after a few listings with crdt.ErrMisconfiguredStore,
+// having deleted nothing a retry needs.
+func TestExpireAllRecordsEndsOnAListingThatLoops(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	index := func(all []string, after string) int { // of the first key after after
+		i := slices.Index(all, after)
+		return i + 1 // 0 for ""
+	}
+	for name, list := range map[string]func(all []string, after string, limit int) []string{
+		"ignores after": func(all []string, _ string, limit int) []string { return all[:min(limit, len(all))] },
+		"after itself again": func(all []string, after string, limit int) []string {
+			i := max(index(all, after)-1, 0)
+			return all[i:min(i+limit, len(all))]
+		},
+		"starts again at the end": func(all []string, after string, limit int) []string {
+			var out []string
+			for i := index(all, after); len(out) < min(limit, len(all)); i++ {
+				out = append(out, all[i%len(all)])
+			}
+			return out
+		},
+	} {
+		for _, page := range []int{1, 2, 3, 7, 24, 25, 100} {
+			t.Run(fmt.Sprintf("%s/page=%d", name, page), func(t *testing.T) {
+				st, _ := sweepFixture(t, now)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				w := &loopingLister{Siblings: st, list: list, cancel: cancel}
+				res, err := ledger.ExpireAllRecords(ctx, w, ledger.ExpireOptions{Clock: clock, Page: page})
+				if !errors.Is(err, crdt.ErrMisconfiguredStore) || w.listed > 2*25+2 {
+					t.Fatalf("sweep ended after %d listings with %+v: %v", w.listed, res, err)
+				}
+				l, _ := ledger.New(st, "a", ledger.Options{Actor: "retry", Clock: clock})
+				if r, err := l.Credit(ctx, "new-0", 1); err != nil || !isDuplicate(r.Outcome) {
+					t.Fatalf("retry of new-0 after the sweep: %+v %v", r, err)
+				}
+			})
+		}
+	}
+}
+
+// TestExpireAllRecordsRefusesANegativeAfter: refused before anything is
+// listed, on a store with no record as on one with records.
+func TestExpireAllRecordsRefusesANegativeAfter(t *testing.T) {
+	for _, st := range []*memory.Siblings{memory.NewSiblings(), func() *memory.Siblings { st, _ := sweepFixture(t, time.Now()); return st }()} {
+		res, err := ledger.ExpireAllRecords(context.Background(), st, ledger.ExpireOptions{After: -time.Second})
+		if !errors.Is(err, crdt.ErrInvalidConfig) || res != (ledger.ExpireResult{}) {
+			t.Fatalf("%+v %v", res, err)
+		}
+	}
+}
