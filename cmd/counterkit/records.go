@@ -3,10 +3,12 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/cli"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store"
@@ -83,6 +85,9 @@ func runGCRecords(args []string, stdout, stderr io.Writer) int {
 		Deleted: res.Deleted, Kept: res.Kept, Empty: res.Empty, Damaged: res.Damaged}
 	if err != nil {
 		for _, e := range unjoin(err) {
+			if errors.Is(e, context.DeadlineExceeded) {
+				e = fmt.Errorf("%w: the sweep did not finish within -timeout and was stopped (%v); what it deleted stays deleted, and the next sweep takes up the rest", crdt.ErrUnavailable, e)
+			}
 			out.Errors = append(out.Errors, redact(e))
 			fail(stderr, c.name, e)
 		}

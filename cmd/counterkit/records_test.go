@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -93,4 +94,45 @@ func TestGCRecords(t *testing.T) {
 	code, out, _ := runCmd(t, "", "gc", "records", "-store", emb)
 	require.Equal(t, 1, code)
 	require.Equal(t, "deleted 0 record keys older than 25h0m0s; kept 0 keys, 1 damaged\n", out)
+}
+
+// TestGCRecordsStoreErrors: a missing directory, a damaged data file, a
+// store a running service holds (with -dry-run or without) and a sweep
+// -timeout stops each exit 1 naming a counterkit sentinel, and the held
+// store keeps its records.
+func TestGCRecordsStoreErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none")
+	damaged := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(damaged, embedded.FileName), []byte("not a data file"), 0o600))
+	held := recordsStore(t)
+	for _, c := range []struct {
+		dir, want string
+		args      []string
+	}{
+		{missing, "no counterkit data file counterkit.db in " + missing + " (crdt.ErrNotFound)", nil},
+		{damaged, "(crdt.ErrCorruptEncoding)", nil},
+		{recordsStore(t), "did not finish within -timeout", []string{"-timeout", "1ns"}},
+		{recordsStore(t), "did not finish within -timeout", []string{"-timeout", "1ns", "-dry-run"}},
+	} {
+		code, out, errOut := runCmd(t, "", append([]string{"gc", "records", "-store", "embedded:" + c.dir}, c.args...)...)
+		require.Equal(t, 1, code, "%s %q: %s", c.dir, c.args, errOut)
+		require.Contains(t, errOut, c.want, c.args)
+		require.NotContains(t, errOut, "no counterkit sentinel", c.args)
+		if c.dir != missing && c.dir != damaged {
+			require.Contains(t, out, " 0 record keys older than")
+			require.Contains(t, errOut, "(crdt.ErrUnavailable)", c.args)
+		}
+	}
+
+	db, err := embedded.Open(held, embedded.Options{})
+	require.NoError(t, err)
+	for _, dry := range []string{"-dry-run=false", "-dry-run"} {
+		code, out, errOut := runCmd(t, "", "gc", "records", "-store", "embedded:"+held, dry, "-after", "1ns", "-o", "json")
+		require.Equal(t, 1, code, errOut)
+		require.Empty(t, out)
+		require.Contains(t, errOut, "a running service holds "+held, dry)
+		require.Contains(t, errOut, "(embedded.ErrLocked, crdt.ErrUnavailable)", dry)
+	}
+	require.NoError(t, db.Close())
+	require.Equal(t, 10, recordKeys(t, held))
 }
