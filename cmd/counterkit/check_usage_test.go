@@ -44,3 +44,38 @@ func TestCheckStoreEmbeddedAlone(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "check embedded takes -store embedded:DIR and no arguments")
 }
+
+// TestCheckStoreFlagSpellings: without a kind, check runs check embedded
+// only when the -store pflag would take (the last, before any "--") names
+// an embedded store; a cassandra or riak -store, a -store with no value,
+// one after "--", and one that is the value of another flag are usage
+// errors (exit 2), and nothing is checked.
+func TestCheckStoreFlagSpellings(t *testing.T) {
+	dir := fixture(t)
+	emb := "embedded:" + dir
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"-store", "cassandra:h1/ks"}, 2},
+		{[]string{"-store", "riak:a/b/c"}, 2},
+		{[]string{"-store"}, 2},
+		{[]string{"-timeout", "1m", "-store"}, 2},
+		{[]string{"--", "-store", emb}, 2},
+		{[]string{"-store=", emb}, 2},
+		{[]string{"-store=embedded:"}, 2},
+		{[]string{"-store", "EMBEDDED:" + dir}, 2},
+		{[]string{"--store=" + emb, "-store", "riak:a/b/c"}, 2},
+		{[]string{"-store", "riak:a/b/c", "--store=" + emb}, 0},
+		{[]string{"-o", "-store", emb}, 2},
+		{[]string{"-store", "-store", emb}, 2},
+		{[]string{"-store", emb, "-h"}, 0},
+	} {
+		code, out, errOut := runCmd(t, "", append([]string{"check"}, c.args...)...)
+		require.Equal(t, c.code, code, "%q: %s", c.args, errOut)
+		if c.code == 2 {
+			require.Empty(t, out, c.args)
+			require.Contains(t, errOut, "(crdt.ErrInvalidConfig)", c.args)
+		}
+	}
+}
