@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -135,4 +136,42 @@ func TestGCRecordsStoreErrors(t *testing.T) {
 	}
 	require.NoError(t, db.Close())
 	require.Equal(t, 10, recordKeys(t, held))
+}
+
+// TestGCRecordsDryRunKeepsBytesAndTimes: a dry run that would delete
+// every record (-after 1ns), with a damaged record besides, leaves the
+// store's directory, its files' bytes and modification times as they
+// were (TestReadOnlyCommandsKeepBytesAndTimes, whose fixture holds no
+// records).
+func TestGCRecordsDryRunKeepsBytesAndTimes(t *testing.T) {
+	dir := recordsStore(t)
+	take := func() map[string]string {
+		s := map[string]string{}
+		ents, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, e := range append(ents, nil) {
+			p := dir
+			if e != nil {
+				p = filepath.Join(dir, e.Name())
+			}
+			st, err := os.Stat(p)
+			require.NoError(t, err)
+			s[p] = st.ModTime().String()
+			if !st.IsDir() {
+				b, err := os.ReadFile(p)
+				require.NoError(t, err)
+				s[p] += string(b)
+			}
+		}
+		return s
+	}
+	before := take()
+	time.Sleep(10 * time.Millisecond) // a write now would show in the times
+	for _, args := range [][]string{{"-after", "1ns"}, {"-o", "json"}, {"-after", "1ns", "-o", "json", "-timeout", "1ns"}} {
+		code, out, errOut := runCmd(t, "", append([]string{"gc", "records", "-store", "embedded:" + dir, "-dry-run"}, args...)...)
+		require.Equal(t, 1, code, "%q: %s", args, errOut) // the damaged record
+		require.NotEmpty(t, out, args)
+		require.True(t, maps.Equal(before, take()), "%q changed the store", args)
+	}
+	require.Equal(t, 10, recordKeys(t, dir))
 }
