@@ -102,6 +102,48 @@ type Options struct {
 	// Now returns the current time; nil means time.Now. Tests use it to move
 	// the clock.
 	Now func() time.Time
+
+	// SiblingsTTL, when positive, makes every row Siblings.Put writes
+	// expire that long after the server wrote it (INSERT ... USING
+	// TIMESTAMP ? AND TTL ?), rounded up to whole seconds; (*Siblings).TTL
+	// reports it, so the store is a store.Expiring. It is only for a
+	// records store (ledger.Options.Records): a DB of its own, with its own
+	// TablePrefix, on the same session. Counter state in such a store would
+	// vanish from an idle key, and the ledger refuses it there. Choose a
+	// TTL of at least the ledger's RetryWindow plus FutureSkew plus the
+	// writers' clock skew (SPEC.md 6.11, "Storage"):
+	// ledger.DefaultExpireAfter, 25 hours, for the defaults. The TTL
+	// counts from the server's clock at the write, in whole seconds
+	// (Cassandra expires a row at the second it was written, truncated,
+	// plus the TTL), so a row lives more than TTL minus one second. Zero
+	// means no TTL; negative, or above MaxSiblingsTTL (Cassandra's
+	// maximum, 20 years), is refused. Cassandra 4.x also refuses a TTL
+	// that takes a row past 2038-01-19 (CASSANDRA-14092; Put fails with
+	// crdt.ErrMisconfiguredStore). Partitions are unaffected.
+	SiblingsTTL time.Duration
+}
+
+// MaxSiblingsTTL is the longest Options.SiblingsTTL: Cassandra's maximum
+// TTL, 630720000 seconds (20 years).
+const MaxSiblingsTTL = maxTTLSeconds * time.Second
+
+// maxTTLSeconds is Cassandra's maximum TTL in seconds (Attributes.MAX_TTL).
+const maxTTLSeconds = 630720000
+
+// ttlSeconds returns d in whole seconds, rounded up, and refuses (wrapping
+// crdt.ErrInvalidConfig) a negative d and one above MaxSiblingsTTL.
+func ttlSeconds(d time.Duration) (int, error) {
+	if d < 0 {
+		return 0, fmt.Errorf("%w: SiblingsTTL %v is negative", crdt.ErrInvalidConfig, d)
+	}
+	secs := d / time.Second
+	if d%time.Second != 0 {
+		secs++
+	}
+	if secs > maxTTLSeconds {
+		return 0, fmt.Errorf("%w: SiblingsTTL %v is above Cassandra's maximum TTL, %d seconds", crdt.ErrInvalidConfig, d, maxTTLSeconds)
+	}
+	return int(secs), nil
 }
 
 // CheckConsistency reports whether the per-operation levels in levels
@@ -306,6 +348,9 @@ type DB struct {
 	retry    gocql.RetryPolicy
 	pageSize int
 	now      func() time.Time
+	// ttl is the TTL, in seconds, of the rows Siblings.Put writes (0:
+	// none).
+	ttl int
 	// openPage starts a read of one page through the session (onePage;
 	// unit tests substitute it).
 	openPage func(ctx context.Context, op Op, cql string, args []any, pageSize int, pageState []byte) rowIter
@@ -318,8 +363,9 @@ type DB struct {
 
 // New returns a DB that uses session and the tables in keyspace (create
 // them with CreateSchema). It validates the keyspace, the table names, the
-// consistency levels (CheckConsistency) and Options.RetryPolicy
-// (CheckRetryPolicy; the session's own policy is not visible to it); errors
+// consistency levels (CheckConsistency), Options.RetryPolicy
+// (CheckRetryPolicy; the session's own policy is not visible to it) and
+// Options.SiblingsTTL; errors
 // wrap crdt.ErrInvalidIdentifier or crdt.ErrInvalidConfig. It sends no
 // statement.
 func New(session *gocql.Session, keyspace string, opts Options) (*DB, error) {
@@ -345,8 +391,12 @@ func newDB(session *gocql.Session, keyspace string, opts Options) (*DB, error) {
 	if opts.ScanPageSize < 0 || opts.ScanPageSize > maxPageRows {
 		return nil, fmt.Errorf("%w: ScanPageSize %d out of 0..%d", crdt.ErrInvalidConfig, opts.ScanPageSize, maxPageRows)
 	}
+	ttl, err := ttlSeconds(opts.SiblingsTTL)
+	if err != nil {
+		return nil, err
+	}
 	db := &DB{session: session, keyspace: keyspace, tables: tables, cons: make(map[Op]gocql.Consistency),
-		pageSize: cmp.Or(opts.ScanPageSize, DefaultScanPageSize), now: opts.Now}
+		pageSize: cmp.Or(opts.ScanPageSize, DefaultScanPageSize), now: opts.Now, ttl: ttl}
 	if db.now == nil {
 		db.now = time.Now
 	}

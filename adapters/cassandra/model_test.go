@@ -36,7 +36,22 @@ package cassandra
 //     every keyspace SimpleStrategy at RF 1;
 //   - requests go through the driver's retry loop (drive), and, when the
 //     context has a deadline, take time both ways, so a deadline can pass
-//     before a write lands or after.
+//     before a write lands or after;
+//   - an INSERT ... USING TIMESTAMP ? AND TTL ? with a TTL above 0 writes
+//     a cell that expires at the node's second of the write plus the TTL
+//     (localExpirationTime = nowInSeconds + ttl) and is not live from
+//     that second on (AbstractCell.isLive: nowInSec < localDeletionTime):
+//     a read no longer returns it, and scans it as one tombstone. The
+//     node's clock, in whole seconds (truncated), is the clock of the DB
+//     whose request it serves (Options.Now), so a test moves the server's
+//     time with it. An expired cell keeps its timestamp and shadows a
+//     write below it; of two cells with equal timestamps an expiring one
+//     beats one that does not expire, the later expiry beats the earlier
+//     (Cells.reconcile, CASSANDRA-14592), and then the greater value.
+//     A TTL of 0 is none; a negative TTL, one above 630720000 seconds,
+//     and one taking the cell past 2038-01-19 (4.0's expiration date
+//     overflow policy, REJECT by default) are refused in 4.0's words
+//     (Attributes.getTimeToLive).
 //
 // The model interprets the statements (column lists, placeholders, WHERE
 // restrictions) rather than matching them against the adapter's own text,
@@ -51,6 +66,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -67,6 +83,28 @@ import (
 type modelCell struct {
 	value []byte
 	ts    int64
+	// expires is the cell's localExpirationTime in Unix seconds: it is
+	// live before that second; 0 when it does not expire.
+	expires int64
+}
+
+// live reports whether the cell is live at the node's second now.
+func (c modelCell) live(now int64) bool { return c.expires == 0 || now < c.expires }
+
+// wins reports whether c is kept over o, a cell of the same row and
+// column written later, as Cassandra reconciles them (Cells.reconcile):
+// the greater timestamp; at equal timestamps an expiring cell over one
+// that does not expire, the later expiry, then the greater value.
+func (c modelCell) wins(o modelCell) bool {
+	switch {
+	case c.ts != o.ts:
+		return c.ts > o.ts
+	case (c.expires != 0) != (o.expires != 0):
+		return c.expires != 0
+	case c.expires != o.expires:
+		return c.expires > o.expires
+	}
+	return bytes.Compare(c.value, o.value) >= 0
 }
 
 type modelRange struct {
@@ -232,7 +270,7 @@ func (m *cqlModel) siblings(db *DB) *Siblings {
 }
 
 var (
-	insertRE = regexp.MustCompile(`^INSERT INTO (\S+) \(([a-z, ]+)\) VALUES \(([?, ]+)\) USING TIMESTAMP \?$`)
+	insertRE = regexp.MustCompile(`^INSERT INTO (\S+) \(([a-z, ]+)\) VALUES \(([?, ]+)\) USING TIMESTAMP \?( AND TTL \?)?$`)
 	deleteRE = regexp.MustCompile(`^DELETE FROM (\S+) USING TIMESTAMP \? WHERE (.+)$`)
 	selectRE = regexp.MustCompile(`^SELECT (.+) FROM (\S+) WHERE (.+)$`)
 	condRE   = regexp.MustCompile(`^([a-z_]+) (=|>=|<|>|<=) \?$`)
@@ -348,11 +386,45 @@ func (t *modelTable) clusteringBound(v any) (string, error) {
 // op is one parsed write, checked before a batch applies anything.
 type modelOp func()
 
-func (m *cqlModel) parseWrite(s stmt) (modelOp, string, error) {
+// modelMaxTTL is Cassandra's maximum TTL in seconds (Attributes.MAX_TTL,
+// 20 years).
+const modelMaxTTL = 630720000
+
+// modelMaxExpiration is the last localExpirationTime Cassandra 4.0 can
+// store (Integer.MAX_VALUE seconds, 2038-01-19T03:14:07Z): a TTL taking a
+// cell past it is refused (ExpirationDateOverflowHandling, policy REJECT).
+const modelMaxExpiration = math.MaxInt32
+
+// checkTTL refuses a TTL bound at the node's second now as Cassandra 4.0
+// does (Attributes.getTimeToLive, then
+// ExpirationDateOverflowHandling.maybeApplyExpirationDateOverflowPolicy
+// with the default policy) for a write to table t.
+func (t *modelTable) checkTTL(ttl int, now int64) error {
+	switch {
+	case ttl < 0:
+		return invalidRequest(fmt.Sprintf("A TTL must be greater or equal to 0, but was %d", ttl))
+	case ttl > modelMaxTTL:
+		return invalidRequest(fmt.Sprintf("ttl is too large. requested (%d) maximum (%d)", ttl, modelMaxTTL))
+	case ttl > 0 && now+int64(ttl) > modelMaxExpiration:
+		return invalidRequest(fmt.Sprintf("Request on table %s with ttl of %d seconds exceeds maximum supported expiration "+
+			"date of 2038-01-19T03:14:06+00:00. In order to avoid this use a lower TTL, change the expiration date overflow "+
+			"policy or upgrade to a version where this limitation is fixed. See CASSANDRA-14092 for more details.",
+			strings.ReplaceAll(t.name, `"`, ""), ttl))
+	}
+	return nil
+}
+
+// parseWrite parses and checks one write statement at the node's second
+// now (Unix seconds), which dates the expiry of a cell written with a TTL.
+func (m *cqlModel) parseWrite(s stmt, now int64) (modelOp, string, error) {
 	if mm := insertRE.FindStringSubmatch(s.cql); mm != nil {
 		t := m.tables[mm[1]]
 		cols := strings.Split(mm[2], ", ")
-		if t == nil || len(cols) != 3 || strings.Count(mm[3], "?") != 3 || len(s.args) != 4 {
+		nargs := 4
+		if mm[4] != "" {
+			nargs = 5
+		}
+		if t == nil || len(cols) != 3 || strings.Count(mm[3], "?") != 3 || len(s.args) != nargs {
 			return nil, "", fmt.Errorf("model: bad insert %q with %d values", s.cql, len(s.args))
 		}
 		vals := map[string]any{}
@@ -374,18 +446,31 @@ func (m *cqlModel) parseWrite(s stmt) (modelOp, string, error) {
 		if !ok || !ok2 || len(vals) != 3 {
 			return nil, "", fmt.Errorf("model: insert values %v", s.args)
 		}
+		cell := modelCell{value: bytes.Clone(v), ts: ts}
+		if nargs == 5 {
+			ttl, ok := s.args[4].(int)
+			if !ok {
+				return nil, "", fmt.Errorf("model: TTL of type %T", s.args[4])
+			}
+			if err := t.checkTTL(ttl, now); err != nil {
+				return nil, "", err
+			}
+			if ttl > 0 {
+				cell.expires = now + int64(ttl)
+			}
+		}
 		return func() {
 			p := t.part(pk)
 			if p.shadowed(ck, ts) {
 				return
 			}
-			if old, ok := p.cells[ck]; ok && (old.ts > ts || old.ts == ts && bytes.Compare(old.value, v) >= 0) {
+			if old, ok := p.cells[ck]; ok && old.wins(cell) {
 				return
 			}
 			if _, ok := p.cells[ck]; !ok {
 				p.sorted = nil
 			}
-			p.cells[ck] = modelCell{value: bytes.Clone(v), ts: ts}
+			p.cells[ck] = cell
 		}, pk, nil
 	}
 	if mm := deleteRE.FindStringSubmatch(s.cql); mm != nil {
@@ -677,7 +762,7 @@ func (m *cqlModel) driverSend(ctx context.Context, db *DB, op Op, stmts []stmt) 
 		if err := travel(ctx); err != nil {
 			return err
 		}
-		if err := m.send(stmts, cons); err != nil {
+		if err := m.sendAt(stmts, cons, db.now()); err != nil {
 			return err
 		}
 		return travel(ctx)
@@ -696,6 +781,11 @@ func (m *cqlModel) driverSend(ctx context.Context, db *DB, op Op, stmts []stmt) 
 // built), the batch size (BatchStatement.verifyBatchSize), the replicas
 // (StorageProxy), the mutation size.
 func (m *cqlModel) send(stmts []stmt, cons gocql.Consistency) error {
+	return m.sendAt(stmts, cons, time.Now())
+}
+
+// sendAt is send with the node's clock at now.
+func (m *cqlModel) sendAt(stmts []stmt, cons gocql.Consistency, now time.Time) error {
 	for _, s := range stmts {
 		if err := m.checkTable(s.cql); err != nil {
 			return err
@@ -706,7 +796,7 @@ func (m *cqlModel) send(stmts []stmt, cons gocql.Consistency) error {
 	}
 	ops := make([]modelOp, len(stmts))
 	for i, s := range stmts {
-		o, pk, err := m.parseWrite(s)
+		o, pk, err := m.parseWrite(s, now.Unix())
 		if err != nil {
 			return asFault(err)
 		}
@@ -805,7 +895,7 @@ func (m *cqlModel) driverPage(ctx context.Context, db *DB, op Op, cql string, ar
 		if err := m.checkTable(cql); err != nil {
 			return err
 		}
-		rows, next, err := m.read(op, cql, args, pageSize, state, cons)
+		rows, next, err := m.readAt(op, cql, args, pageSize, state, cons, db.now())
 		if err != nil {
 			return asFault(err)
 		}
@@ -827,6 +917,12 @@ func (m *cqlModel) driverPage(ctx context.Context, db *DB, op Op, cql string, ar
 // (checkReadLevel), the bound values, the partition key
 // (QueryProcessor.validateKey), the replicas.
 func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byte, cons gocql.Consistency) ([][]any, []byte, error) {
+	return m.readAt(op, cql, args, pageSize, state, cons, time.Now())
+}
+
+// readAt is read with the node's clock at now: a cell expired by then is
+// not returned, and is scanned as a tombstone.
+func (m *cqlModel) readAt(op Op, cql string, args []any, pageSize int, state []byte, cons gocql.Consistency, now time.Time) ([][]any, []byte, error) {
 	if op.isWrite() {
 		return nil, nil, fmt.Errorf("model: read under write op %v", op)
 	}
@@ -886,16 +982,26 @@ func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byt
 	if p.sorted == nil {
 		p.sorted = slices.Sorted(maps.Keys(p.cells))
 	}
-	keys := p.sorted[sort.SearchStrings(p.sorted, from):]
+	sec := now.Unix()
+	scanned := p.sorted[sort.SearchStrings(p.sorted, from):]
+	keys := make([]string, 0, min(len(scanned), pageSize))
+	expired := 0 // expired cells the page scans, each a tombstone
 	var next []byte
 	last := "" // the last key the page scans to ("": the partition's end)
-	if len(keys) >= pageSize {
-		keys = keys[:pageSize]
-		last = keys[len(keys)-1]
-		next = binary.BigEndian.AppendUint32(nil, uint32(len(last)))
-		next = append(next, last...)
+	for _, k := range scanned {
+		if !p.cells[k].live(sec) {
+			expired++
+			continue
+		}
+		keys = append(keys, k)
+		if len(keys) == pageSize {
+			last = k
+			next = binary.BigEndian.AppendUint32(nil, uint32(len(last)))
+			next = append(next, last...)
+			break
+		}
 	}
-	if n := p.tombstonesIn(from, last); n > modelTombstoneFail {
+	if n := p.tombstonesIn(from, last) + expired; n > modelTombstoneFail {
 		return nil, nil, &gocql.RequestErrReadFailure{Consistency: gocql.Quorum, NumFailures: 1}
 	}
 	out := make([][]any, len(keys))
@@ -958,14 +1064,17 @@ func (m *cqlModel) counts() (reads, writes int) {
 }
 
 // siblingRows returns the live rows of key in the siblings table, by
-// actor, as the model holds them.
+// actor, as the model holds them at db's clock.
 func (m *cqlModel) siblingRows(db *DB, key string) map[crdt.ActorID]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	now := db.now().Unix()
 	out := map[crdt.ActorID]string{}
 	if p := m.tables[db.tables[tableSiblings]].parts[key]; p != nil {
 		for a, c := range p.cells {
-			out[crdt.ActorID(a)] = string(c.value)
+			if c.live(now) {
+				out[crdt.ActorID(a)] = string(c.value)
+			}
 		}
 	}
 	return out

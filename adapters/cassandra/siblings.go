@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
@@ -37,6 +38,15 @@ type siblingRow struct {
 // restarted process's clock. Put refuses, writing nothing, what
 // store.CheckPut refuses and a malformed token. A Siblings is safe for
 // concurrent use; one actor must still apply its own updates serially.
+//
+// On a DB with Options.SiblingsTTL, every row Put writes expires TTL
+// after the server wrote it (a store.Expiring, for transaction records
+// only): Fetch no longer returns it and its token no longer names it. A
+// later Put of the same actor writes the row again with a full TTL. The
+// row deletes a Put sends do not expire (they are tombstones). An expired
+// row still shadows a write below its timestamp, as a delete would, until
+// compaction purges it; since timestamps come from the writers' clocks,
+// that takes a clock more than the TTL behind the one that wrote it.
 type Siblings struct {
 	db *DB
 	// read returns every row of key (sessionFetchRows; unit tests
@@ -44,7 +54,17 @@ type Siblings struct {
 	read func(ctx context.Context, s *Siblings, key string) ([]siblingRow, error)
 }
 
-var _ store.Siblings = (*Siblings)(nil)
+var (
+	_ store.Siblings = (*Siblings)(nil)
+	_ store.Expiring = (*Siblings)(nil)
+)
+
+// TTL returns how long after the server wrote it a row Put writes is
+// kept: Options.SiblingsTTL rounded up to whole seconds, or zero (kept
+// for good) without one. Cassandra counts it in whole seconds from the
+// second of the write, so a row lives more than TTL minus one second and
+// at most TTL.
+func (s *Siblings) TTL() time.Duration { return time.Duration(s.db.ttl) * time.Second }
 
 // Siblings returns the DB's store.Siblings.
 func (db *DB) Siblings() *Siblings { return &Siblings{db: db, read: sessionFetchRows} }
@@ -55,7 +75,10 @@ func (db *DB) Siblings() *Siblings { return &Siblings{db: db, read: sessionFetch
 const (
 	siblingsSelect = "SELECT actor, value, WRITETIME(value) FROM %s WHERE key = ?"
 	siblingsInsert = "INSERT INTO %s (key, actor, value) VALUES (?, ?, ?) USING TIMESTAMP ?"
-	siblingsDelete = "DELETE FROM %s USING TIMESTAMP ? WHERE key = ? AND actor = ?"
+	// siblingsInsertTTL is siblingsInsert on a DB with a SiblingsTTL,
+	// whose seconds it binds last.
+	siblingsInsertTTL = "INSERT INTO %s (key, actor, value) VALUES (?, ?, ?) USING TIMESTAMP ? AND TTL ?"
+	siblingsDelete    = "DELETE FROM %s USING TIMESTAMP ? WHERE key = ? AND actor = ?"
 )
 
 // cql returns one of the statements above on the DB's siblings table.
@@ -132,7 +155,11 @@ func (s *Siblings) putStmts(key string, actor crdt.ActorID, value []byte, token 
 		return nil, fmt.Errorf("%w: token names write time %d, which no write can follow", crdt.ErrCorruptEncoding, floor)
 	}
 	out := make([]stmt, 0, len(entries)+1)
-	out = append(out, stmt{cql: s.cql(siblingsInsert), args: []any{key, string(actor), value, ts}, key: key})
+	if s.db.ttl > 0 {
+		out = append(out, stmt{cql: s.cql(siblingsInsertTTL), args: []any{key, string(actor), value, ts, s.db.ttl}, key: key})
+	} else {
+		out = append(out, stmt{cql: s.cql(siblingsInsert), args: []any{key, string(actor), value, ts}, key: key})
+	}
 	for _, e := range entries {
 		if e.actor != actor {
 			out = append(out, stmt{cql: s.cql(siblingsDelete), args: []any{e.ts, key, string(e.actor)}, key: key})

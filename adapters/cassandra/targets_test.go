@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/stretchr/testify/require"
@@ -30,6 +31,35 @@ type target struct {
 	session  *gocql.Session
 	keyspace string
 	model    *cqlModel
+	// clock is the model's time for bodies that wait (now, sleep).
+	clock *stepClock
+}
+
+// now is the clock a body that waits gives its DBs and ledgers
+// (Options.Now, ledger.Options.Clock): the wall clock on a cluster, where
+// the server's clock is real; on the model, a clock only sleep moves,
+// which is also the model node's clock for those DBs.
+func (tg *target) now() time.Time {
+	if tg.Server() {
+		return time.Now()
+	}
+	return tg.clock.Now()
+}
+
+// sleep waits d on a cluster and moves the model's clock by d.
+func (tg *target) sleep(d time.Duration) {
+	if tg.Server() {
+		time.Sleep(d)
+		return
+	}
+	tg.clock.Add(d)
+}
+
+// sleepUntil waits until tg.now() is at least at.
+func (tg *target) sleepUntil(at time.Time) {
+	if d := at.Sub(tg.now()); d > 0 {
+		tg.sleep(d)
+	}
 }
 
 // Server reports whether tg is a real cluster. A body may branch on it to
@@ -150,7 +180,9 @@ func needSingleReplica(t *testing.T, tg *target, what string) {
 func openModel(t testing.TB) *target {
 	db, err := newDB(nil, "ks", Options{})
 	require.NoError(t, err)
-	return &target{keyspace: "ks", model: newCQLModel(db)}
+	// The model's clock starts late in a second, as a server's may.
+	start := time.Now().Truncate(time.Second).Add(900 * time.Millisecond)
+	return &target{keyspace: "ks", model: newCQLModel(db), clock: &stepClock{t: start}}
 }
 
 // openCluster returns a target on the suite keyspace of the cluster named
