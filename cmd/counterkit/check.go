@@ -45,7 +45,10 @@ cassandra  the consistency level of each adapter operation and whether
            levels, e.g. siblings-fetch=LOCAL_QUORUM,siblings-put=LOCAL_QUORUM);
            the keyspace's replication; the contacted node's commitlog_sync;
            and each adapter table, column by column, against
-           cassandra.Schema, with its gc_grace_seconds.
+           cassandra.Schema, with its gc_grace_seconds; a table whose
+           default_time_to_live is not 0 fails (its rows, counter state
+           included, would expire; ledger records expire with a records
+           DB's cassandra.Options.SiblingsTTL).
 riak       the bucket's properties as Riak returns them (quorums by name:
            one, quorum, all, default), and the verdict of riak.CheckBucket
            (allow_mult, last_write_wins, datatype, consistent, and the
@@ -461,15 +464,33 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 			rep.fact("table "+want.name+" got", "(no such table)")
 		} else {
 			rep.fact("table "+want.name+" got", "%s", got)
-			var grace int
-			if err := sess.Query(`SELECT gc_grace_seconds FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?`,
-				*keyspace, want.name).ScanContext(ctx, &grace); err == nil {
+			var grace, ttl int
+			if err := sess.Query(`SELECT gc_grace_seconds, default_time_to_live FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?`,
+				*keyspace, want.name).ScanContext(ctx, &grace, &ttl); err != nil {
+				rep.check("read table "+want.name+" options", fmt.Errorf("%w: read system_schema.tables: %v", crdt.ErrUnavailable, err))
+			} else {
 				rep.fact("table "+want.name+" gc_grace_seconds", "%d: run repairs more often than every %s", grace, time.Duration(grace)*time.Second)
+				rep.fact("table "+want.name+" default_time_to_live", "%d", ttl)
+				rep.check("table "+want.name+" has no default_time_to_live", checkTableTTL(want.name, ttl))
 			}
 		}
 		rep.check("table "+want.name+" matches cassandra.Schema", compareTable(want, got))
 	}
 	return rep.finish(c, stdout)
+}
+
+// checkTableTTL refuses (crdt.ErrMisconfiguredStore) an adapter table
+// whose default_time_to_live (seconds) is not 0: Cassandra would expire
+// every row written to it, counter state included, which an idle key
+// loses. Records expire by a records DB's cassandra.Options.SiblingsTTL,
+// which leaves the table's option at 0.
+func checkTableTTL(table string, ttl int) error {
+	if ttl != 0 {
+		return fmt.Errorf("%w: table %s has default_time_to_live %d (%s): its rows, counter state included, expire; "+
+			"set it to 0 (ALTER TABLE ... WITH default_time_to_live = 0) and expire ledger records with a records DB's cassandra.Options.SiblingsTTL",
+			crdt.ErrMisconfiguredStore, table, ttl, time.Duration(ttl)*time.Second)
+	}
+	return nil
 }
 
 // formatMap lists m's entries by key, each key sep value, comma-separated.

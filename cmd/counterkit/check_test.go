@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,6 +155,17 @@ func TestCompareTable(t *testing.T) {
 	}
 	_, err = parseCreateTable("DROP TABLE x")
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+}
+
+// A table-level default_time_to_live expires counter state: any value
+// but 0 fails the check.
+func TestCheckTableTTL(t *testing.T) {
+	require.NoError(t, checkTableTTL("counterkit_siblings", 0))
+	for _, ttl := range []int{1, 90000, 630720000, -1} {
+		err := checkTableTTL("counterkit_siblings", ttl)
+		require.ErrorIs(t, err, crdt.ErrMisconfiguredStore, "%d", ttl)
+		require.Contains(t, err.Error(), fmt.Sprintf("table counterkit_siblings has default_time_to_live %d", ttl))
+	}
 }
 
 func TestCheckRiakFake(t *testing.T) {
