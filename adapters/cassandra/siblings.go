@@ -59,12 +59,18 @@ var (
 	_ store.Expiring = (*Siblings)(nil)
 )
 
-// TTL returns how long after the server wrote it a row Put writes is
-// kept: Options.SiblingsTTL rounded up to whole seconds, or zero (kept
-// for good) without one. Cassandra counts it in whole seconds from the
-// second of the write, so a row lives more than TTL minus one second and
-// at most TTL.
-func (s *Siblings) TTL() time.Duration { return time.Duration(s.db.ttl) * time.Second }
+// TTL returns the shortest time a row Put writes is kept after the server
+// wrote it (store.Expiring), or zero (kept for good) without
+// Options.SiblingsTTL. Cassandra counts the TTL, SiblingsTTL rounded up to
+// whole seconds, from the second of the write, so a row lives more than
+// TTL minus one second and at most TTL: TTL reports that second less
+// (at least a nanosecond).
+func (s *Siblings) TTL() time.Duration {
+	if s.db.ttl == 0 {
+		return 0
+	}
+	return max(time.Duration(s.db.ttl-1)*time.Second, time.Nanosecond)
+}
 
 // Siblings returns the DB's store.Siblings.
 func (db *DB) Siblings() *Siblings { return &Siblings{db: db, read: sessionFetchRows} }
