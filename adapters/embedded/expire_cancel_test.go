@@ -13,8 +13,12 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/ledger/ledgertest"
 	"github.com/counterkit/counterkit/store"
 )
+
+// sweepStore is what ExpireRecords sweeps.
+type sweepStore = ledgertest.SweepStore
 
 // What a record key holds before a sweep.
 type recordKind int

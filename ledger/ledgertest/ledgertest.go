@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Siblings) {
 		{"AmbiguousWriteRetry", testAmbiguousRetry},
 		{"RefusedWriteRetry", testRefusedRetry},
 		{"RetirementRecordRace", testRetirementRecordRace},
+		{"ExpireRecordsEveryInterleaving", testExpireInterleavings},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStore(t)
