@@ -25,10 +25,14 @@ func (s sibling) tombstone() bool { return s.content.GetDeleted() }
 // reapAt is set when a delete left only tombstones: the object is kept
 // (fetches answer "not found", or the tombstone's vclock when asked for it)
 // until then, and reaped at the first access after it (Riak's delete_mode).
+// written is the time of the last write (a put or a delete's tombstone),
+// from which a backend's expiry counts: the backend stores the whole
+// object again on every write.
 type object struct {
-	vv     VClock
-	sibs   []sibling
-	reapAt time.Time
+	vv      VClock
+	sibs    []sibling
+	reapAt  time.Time
+	written time.Time
 }
 
 // objectOverhead is what size counts for an object and for each sibling
@@ -107,7 +111,7 @@ func apply(old *object, ctx VClock, content *rpbkv.RpbContent, p writeProps, coo
 	}
 	secs, usecs := uint32(now.Unix()), uint32(now.Nanosecond()/1000)
 	c.LastMod, c.LastModUsecs, c.Vtag = &secs, &usecs, []byte(dot.String())
-	next := &object{vv: vv}
+	next := &object{vv: vv, written: now}
 	if !p.lastWriteWins && p.allowMult {
 		switch {
 		case p.dvv:

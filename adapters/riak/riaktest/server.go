@@ -129,6 +129,23 @@ type BucketTypeProps struct {
 	// stores KV values in it anyway; it exists so that clients'
 	// configuration checks can be tested.
 	Datatype string
+	// Backend sets the type's backend property, like
+	// `riak admin bucket-type create NAME '{"props":{"backend":"NAME"}}'`:
+	// which backend of a multi-backend node (Options.Backends) stores its
+	// objects.
+	Backend string
+}
+
+// Backend is one backend of a multi-backend node (riak.conf
+// storage_backend = multi, multi_backend.NAME.storage_backend = bitcask).
+type Backend struct {
+	// Expiry is bitcask's expiry (multi_backend.NAME.bitcask.expiry,
+	// expiry_secs): a get on a node whose clock reads second s finds no
+	// object whose last write was stamped (in whole seconds, truncated)
+	// before s - Expiry, so an object is read for more than Expiry after
+	// its last write and at most a second longer (README.md, "Backend
+	// expiry"). Zero: off. It must be whole seconds.
+	Expiry time.Duration
 }
 
 // Defaults for Options fields left zero, and the Options.DeleteMode that
@@ -172,6 +189,13 @@ type Options struct {
 	// before it is reaped (README.md). Zero means DefaultDeleteMode;
 	// ReapImmediately (any negative value) reaps at once.
 	DeleteMode time.Duration
+	// Backends are the named backends of a multi-backend node, which a
+	// bucket's backend property picks (riak_kv_multi_backend). A bucket
+	// without one, or naming one not listed, keeps its objects for good.
+	Backends map[string]Backend
+	// Clock is the node's clock: write timestamps, delete_mode and
+	// backend expiry. Nil means time.Now.
+	Clock func() time.Time
 }
 
 type bucketID struct{ typ, bucket string }
@@ -189,6 +213,8 @@ type FakeServer struct {
 	maxSibs    int           // < 0: no limit
 	maxSize    int           // bytes; < 0: no limit
 	deleteMode time.Duration // < 0: reap at once
+	backends   map[string]Backend
+	clock      func() time.Time
 
 	counts [numOps]atomic.Int64
 
@@ -225,6 +251,11 @@ func Start(tb testing.TB, opts ...Options) *FakeServer {
 // NewFakeServer starts a FakeServer listening on 127.0.0.1 on a free port.
 // The caller must Close it.
 func NewFakeServer(opts Options) (*FakeServer, error) {
+	for name, b := range opts.Backends {
+		if b.Expiry < 0 || b.Expiry%time.Second != 0 {
+			return nil, fmt.Errorf("backend %q: expiry %v is not a whole number of seconds (bitcask's expiry_secs)", name, b.Expiry)
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
@@ -248,6 +279,8 @@ func newState(opts Options) *FakeServer {
 		maxSibs:    cmp.Or(opts.MaxSiblings, DefaultMaxSiblings),
 		maxSize:    cmp.Or(opts.MaxObjectSize, DefaultMaxObjectSize),
 		deleteMode: cmp.Or(opts.DeleteMode, DefaultDeleteMode),
+		backends:   maps.Clone(opts.Backends),
+		clock:      opts.Clock,
 		types:      map[string]*rpb.RpbBucketProps{"default": typeProps(BucketTypeProps{})},
 		dvv:        map[string]bool{"default": false},
 		buckets:    map[bucketID]*rpb.RpbBucketProps{},
@@ -256,6 +289,9 @@ func newState(opts Options) *FakeServer {
 		hist:       map[int]int64{},
 		clocks:     map[string]uint64{},
 		conns:      map[net.Conn]struct{}{},
+	}
+	if s.clock == nil {
+		s.clock = time.Now
 	}
 	for i := 0; i < n; i++ {
 		s.vnodes = append(s.vnodes, fmt.Sprintf("vnode-%d", i))
@@ -294,6 +330,9 @@ func typeProps(p BucketTypeProps) *rpb.RpbBucketProps {
 	}
 	if p.Datatype != "" {
 		props.Datatype = []byte(p.Datatype)
+	}
+	if p.Backend != "" {
+		props.Backend = []byte(p.Backend)
 	}
 	return props
 }
@@ -798,14 +837,40 @@ func (s *FakeServer) get(m *rpbkv.RpbGetReq) (byte, proto.Message, rpcError) {
 }
 
 // objectLocked returns the object stored under id, reaping it first if it
-// holds only tombstones and its delete_mode has passed.
+// holds only tombstones and its delete_mode has passed, or if its bucket's
+// backend has expired it (as bitcask's get drops an expired key from its
+// keydir: it is gone, its vclock with it).
 func (s *FakeServer) objectLocked(id objectID) *object {
 	o := s.objects[id]
-	if o != nil && !o.reapAt.IsZero() && !o.live() && !time.Now().Before(o.reapAt) {
+	if o == nil {
+		return nil
+	}
+	now := s.clock()
+	reaped := !o.reapAt.IsZero() && !o.live() && !now.Before(o.reapAt)
+	if reaped || expired(o.written, now, s.expiryLocked(id.typ, id.bucket)) {
 		delete(s.objects, id)
 		return nil
 	}
 	return o
+}
+
+// expiryLocked returns the expiry of the backend a bucket's backend
+// property names (0: none).
+func (s *FakeServer) expiryLocked(typ, bucket string) time.Duration {
+	p, rerr := s.propsLocked(typ, bucket)
+	if rerr != "" || len(p.Backend) == 0 {
+		return 0
+	}
+	return s.backends[string(p.Backend)].Expiry
+}
+
+// expired is bitcask's test of a key on get (bitcask:get/3, expiry_time/1):
+// its timestamp, the write's second (bitcask_time:tstamp(), truncated),
+// is below the current second less expiry_secs. So an object written at
+// second w is read up to the end of second w + expiry: more than expiry
+// after the write, at most a second more.
+func expired(written, now time.Time, expiry time.Duration) bool {
+	return expiry > 0 && written.Unix() < now.Unix()-int64(expiry/time.Second)
 }
 
 // writeLocked returns old with content written under ctx in a bucket of
@@ -867,7 +932,7 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 	}
 	content := proto.Clone(m.Content).(*rpbkv.RpbContent)
 	content.Deleted = nil
-	next, rerr := s.writeLocked(typ, props, old, ctx, content, time.Now())
+	next, rerr := s.writeLocked(typ, props, old, ctx, content, s.clock())
 	if rerr != "" {
 		return 0, nil, rerr
 	}
@@ -924,7 +989,7 @@ func (s *FakeServer) del(m *rpbkv.RpbDelReq) (byte, proto.Message, rpcError) {
 		ctx = old.vv
 	}
 	tomb := &rpbkv.RpbContent{Value: []byte{}, Deleted: proto.Bool(true)}
-	now := time.Now()
+	now := s.clock()
 	next, rerr := s.writeLocked(typ, props, old, ctx, tomb, now)
 	if rerr != "" {
 		return 0, nil, rerr
