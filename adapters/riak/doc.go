@@ -1,8 +1,8 @@
-// Package riak is a store.Siblings (and store.SiblingDeleter) in Riak KV,
-// through github.com/basho/riak-go-client: the storage under counterkit's
-// ledgers (package ledger), bounded accounts and state-based counters
-// (package statestore). It is its own Go module so that the core module
-// does not depend on the Riak driver.
+// Package riak is a store.Siblings (and store.SiblingDeleter, and
+// store.Expiring) in Riak KV, through github.com/basho/riak-go-client: the
+// storage under counterkit's ledgers (package ledger), bounded accounts and
+// state-based counters (package statestore). It is its own Go module so
+// that the core module does not depend on the Riak driver.
 //
 // Riak keeps concurrent writes to one key as siblings and hands out a
 // vclock describing what a reader has seen: that is the store.Siblings
@@ -23,7 +23,8 @@
 // Create the cluster with NewCluster (it turns the driver's own retries
 // off, which would hide ambiguity) and a bucket type of your own; Example
 // shows a ledger on it. README.md has the bucket type commands, errors and
-// retries, deletes, durability settings and how to run the tests against a
+// retries, deletes, durability settings, a backend that expires a
+// ledger's records (Options.Expiry) and how to run the tests against a
 // real Riak (RIAK_ADDR).
 //
 // Package riaktest holds FakeServer, an in-process test double that speaks

@@ -94,6 +94,25 @@ type Options struct {
 	// "default" bucket type (configured with ConfigureBucket): counts stay
 	// correct, but siblings pile up (see ErrDefaultBucketType).
 	AllowDefaultBucketType bool
+	// Expiry declares that the bucket's backend expires objects that long
+	// after their last write: a bitcask backend with that expiry (riak.conf
+	// multi_backend.NAME.bitcask.expiry, in a bucket type whose backend
+	// property names it; README.md, "Expiring ledger records"). The
+	// adapter cannot see the backend's configuration and sets nothing; it
+	// reports Expiry as (*Siblings).TTL, which makes the store a
+	// store.Expiring. Bitcask stamps a write with its second, truncated,
+	// and drops an object once the clock's second is past that plus the
+	// expiry, so an object is read for more than Expiry after its last
+	// write (by the clock of the node holding it). It is only for a
+	// records store (ledger.Options.Records): counter state there would
+	// vanish from an idle key, and the ledger refuses such a store for its
+	// accounts. Choose it at least the ledger's RetryWindow plus
+	// FutureSkew plus the skew between the writers' and the Riak nodes'
+	// clocks (SPEC.md 6.11, "Storage"): ledger.DefaultExpireAfter, 25
+	// hours, for the defaults. Zero: the backend keeps objects for good.
+	// Negative, and not a whole number of seconds (bitcask's expiry is
+	// whole seconds), are refused (crdt.ErrInvalidConfig).
+	Expiry time.Duration
 }
 
 // settings are validated Options with defaults applied.
@@ -101,11 +120,12 @@ type settings struct {
 	bucketType, bucket string
 	retries            int
 	backoff            time.Duration
+	expiry             time.Duration
 }
 
 func (o Options) settings() (settings, error) {
 	st := settings{bucketType: cmp.Or(o.BucketType, "default"), bucket: o.Bucket, retries: o.RetryCount,
-		backoff: cmp.Or(o.RetryBackoff, DefaultRetryBackoff)}
+		backoff: cmp.Or(o.RetryBackoff, DefaultRetryBackoff), expiry: o.Expiry}
 	if err := checkName("bucket type", st.bucketType, MaxBucketLen); err != nil {
 		return st, err
 	}
@@ -122,6 +142,9 @@ func (o Options) settings() (settings, error) {
 	}
 	if o.RetryBackoff < 0 {
 		return st, fmt.Errorf("%w: negative RetryBackoff %v", crdt.ErrInvalidConfig, o.RetryBackoff)
+	}
+	if o.Expiry < 0 || o.Expiry%time.Second != 0 {
+		return st, fmt.Errorf("%w: Expiry %v is not a whole, non-negative number of seconds (bitcask's expiry)", crdt.ErrInvalidConfig, o.Expiry)
 	}
 	return st, nil
 }
@@ -143,10 +166,10 @@ func checkName(what, s string, max int) error {
 	return nil
 }
 
-// Siblings is a store.Siblings (and store.SiblingDeleter) in one Riak
-// bucket: a key holds Riak's siblings, and the key's vclock is the token.
-// It is safe for concurrent use; the riak-go-client cluster is the
-// connection pool.
+// Siblings is a store.Siblings (and store.SiblingDeleter, and
+// store.Expiring) in one Riak bucket: a key holds Riak's siblings, and the
+// key's vclock is the token. It is safe for concurrent use; the
+// riak-go-client cluster is the connection pool.
 type Siblings struct {
 	cl *riakc.Cluster
 	st settings
@@ -155,7 +178,12 @@ type Siblings struct {
 var (
 	_ store.Siblings       = (*Siblings)(nil)
 	_ store.SiblingDeleter = (*Siblings)(nil)
+	_ store.Expiring       = (*Siblings)(nil)
 )
+
+// TTL returns Options.Expiry: the shortest time the bucket's backend keeps
+// an object after its last write, as declared (zero: for good).
+func (s *Siblings) TTL() time.Duration { return s.st.expiry }
 
 // NewSiblings returns a Siblings store on a started cluster. Unless
 // opts.SkipBucketCheck is set it runs CheckBucket first and refuses what

@@ -4,9 +4,10 @@ package riak_test
 // expectations can drift from the code unseen. This file checks, from the
 // package's test sources, that every test reaching a real Riak does so
 // through eachBackend (or forEachBackend), which runs the same body on the
-// test double, in a created bucket type and in the default type, in CI;
-// and that every benchmark reaching a real Riak does so through
-// benchOnRiak, with a test running its body on the doubles through
+// test double, in a created bucket type and in the default type, in CI, or
+// through forEachExpiringBackend, which runs it on the double with an
+// expiring backend; and that every benchmark reaching a real Riak does so
+// through benchOnRiak, with a test running its body on the doubles through
 // benchOnDoubles (go test runs no benchmark).
 
 import (
@@ -21,18 +22,18 @@ import (
 var riakTwins = twincheck.Rules{
 	Roots:    []string{"realTarget"},
 	Env:      "RIAK_ADDR",
-	Gates:    []string{"eachBackend", "forEachBackend", "benchOnRiak", "benchOnDoubles"},
+	Gates:    []string{"eachBackend", "forEachBackend", "forEachExpiringBackend", "benchOnRiak", "benchOnDoubles"},
 	Prefixes: []string{"TestBackend", "TestConcurrent", "TestConformance"},
 	Marker:   "srv",
 	Twin:     "double",
 }
 
 // TestServerTestsHaveDoubleTwins: every test and benchmark of the package
-// that can reach a real Riak does so through eachBackend or
-// forEachBackend (a benchmark: benchOnRiak, its body run by a test through
-// benchOnDoubles), so its body also runs on the test double in CI; the
-// backend, concurrency and suite tests do; no body asserts only on one
-// backend.
+// that can reach a real Riak does so through eachBackend, forEachBackend
+// or forEachExpiringBackend (a benchmark: benchOnRiak, its body run by a
+// test through benchOnDoubles), so its body also runs on the test double
+// in CI; the backend, concurrency and suite tests do; no body asserts only
+// on one backend.
 //
 // Not covered: Example, which is its own twin: it runs on the double
 // unless RIAK_ADDR is set, with the same // Output: either way.
@@ -42,6 +43,7 @@ func TestServerTestsHaveDoubleTwins(t *testing.T) {
 	t.Logf("%d tests and benchmarks run their bodies on the double and on Riak: %s", len(gated), strings.Join(gated, " "))
 	require.GreaterOrEqual(t, len(gated), 8, "the backend tests are still found")
 	require.Contains(t, gated, "BenchmarkShortfall")
+	require.Contains(t, gated, "TestBackendExpiringLedgerRecords")
 }
 
 // TestTwinCheckCatchesUntwinnedTests adds broken tests to the package's
@@ -53,12 +55,16 @@ func TestTwinCheckCatchesUntwinnedTests(t *testing.T) {
 	}{
 		{"a real-Riak test with no double run", `package riak_test
 func TestBackendAlone(t *testing.T) { tg := realTarget(t); _ = tg }`, []string{
-			"TestBackendAlone runs no body through eachBackend or forEachBackend or benchOnRiak or benchOnDoubles",
+			"TestBackendAlone runs no body through eachBackend or forEachBackend or forEachExpiringBackend or benchOnRiak or benchOnDoubles",
 			"reaches the server without running on the double: TestBackendAlone → realTarget",
 		}},
 		{"through the backend list, any name", `package riak_test
 func TestQuiet(t *testing.T) { for _, b := range backends { b.open(t) } }`, []string{
 			"reaches the server without running on the double: TestQuiet → backends → realTarget",
+		}},
+		{"an expiring real-Riak target with no double run", `package riak_test
+func TestExpiringAlone(t *testing.T) { tg := realExpiringTarget(t); _ = tg }`, []string{
+			"reaches the server without running on the double: TestExpiringAlone → realExpiringTarget → realTarget",
 		}},
 		{"reads the variable", `package riak_test
 func TestEnv(t *testing.T) { cl, _ := riak.NewCluster(ctx, time.Second, os.Getenv("RIAK_ADDR")); _ = cl }`, []string{
@@ -66,7 +72,7 @@ func TestEnv(t *testing.T) { cl, _ := riak.NewCluster(ctx, time.Second, os.Geten
 		}},
 		{"named as a backend test, no gate", `package riak_test
 func TestBackendDoubleOnly(t *testing.T) { fakeCluster(t) }`, []string{
-			"TestBackendDoubleOnly runs no body through eachBackend or forEachBackend or benchOnRiak or benchOnDoubles",
+			"TestBackendDoubleOnly runs no body through eachBackend or forEachBackend or forEachExpiringBackend or benchOnRiak or benchOnDoubles",
 		}},
 		{"a benchmark on a real Riak with no double run", `package riak_test
 func BenchmarkAlone(b *testing.B) { tg := realTarget(b); _ = tg }`, []string{
