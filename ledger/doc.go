@@ -58,9 +58,12 @@
 //     refused with crdt.ErrTooLarge and changes nothing stored.
 //   - A Ledger deletes no record: each transaction keeps its key until
 //     ExpireAllRecords, run on a timer over a store that lists its keys
-//     (the embedded and memory stores), or a TTL on a records store of
-//     their own (Options.Records) deletes it; a TTL on the accounts' store
-//     would expire idle accounts. SPEC.md 6.11, "Storage",
+//     (the embedded and memory stores; `counterkit gc records` on a
+//     stopped embedded store), or a TTL on a records store of their own
+//     (Options.Records: a Cassandra DB with SiblingsTTL, a Riak bucket on
+//     an expiring backend, declared by riak.Options.Expiry) deletes it.
+//     New refuses a store that expires values (store.Expiring) for the
+//     accounts, where idle accounts would vanish. SPEC.md 6.11, "Storage",
 //     states how long records must stay, and what a ledger still in doubt
 //     after that counts twice.
 package ledger
