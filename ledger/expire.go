@@ -64,11 +64,15 @@ type ExpireResult struct {
 // example RecordKey of each account and transaction.
 //
 // Each key is read, then deleted with the read's token: a record written
-// under it in between survives (store.SiblingDeleter). A key that is not a
-// record key is refused with crdt.ErrInvalidKey before anything is read; a
-// sibling that does not decode leaves its key as it is, counted Damaged,
-// its error (crdt.ErrCorruptEncoding) joined into the result's. A read or
-// delete that fails ends the call with what was done so far.
+// under it in between survives (store.SiblingDeleter). On a store that
+// deletes in batches (store.SiblingBatchDeleter: the embedded and memory
+// stores) the keys found dead are deleted together once every key is
+// read, in one write. A key that is not a record key is refused with
+// crdt.ErrInvalidKey before anything is read; a sibling that does not
+// decode leaves its key as it is, counted Damaged, its error
+// (crdt.ErrCorruptEncoding) joined into the result's. A read or delete
+// that fails ends the call with what was done so far (a failed batch
+// counts none of its keys Deleted).
 func ExpireRecords(ctx context.Context, st interface {
 	store.Siblings
 	store.SiblingDeleter
@@ -91,13 +95,35 @@ func ExpireRecords(ctx context.Context, st interface {
 		now = opts.Clock
 	}
 	var damaged []error
+	// With a batch deleter, the keys found dead wait in pending for one
+	// DeleteBatch, and end joins its error (if any) to errs.
+	batch, _ := st.(store.SiblingBatchDeleter)
+	pending := map[string]store.Token{}
+	end := func(errs ...error) (ExpireResult, error) {
+		if len(pending) > 0 {
+			ks, toks := make([]string, 0, len(pending)), make([]store.Token, 0, len(pending))
+			for k, tok := range pending {
+				ks, toks = append(ks, k), append(toks, tok)
+			}
+			if err := batch.DeleteBatch(ctx, ks, toks); err != nil {
+				errs = append(errs, fmt.Errorf("ledger: expiring records: deleting %d keys: %w", len(ks), err))
+			} else {
+				res.Deleted += len(ks)
+			}
+		}
+		return res, errors.Join(append(damaged, errs...)...)
+	}
 	for _, k := range keys {
 		if err := ctx.Err(); err != nil {
-			return res, errors.Join(append(damaged, err)...)
+			return end(err)
+		}
+		if _, ok := pending[k]; ok {
+			res.Empty++ // listed twice: gone once the batch runs
+			continue
 		}
 		sibs, token, err := st.Fetch(ctx, k)
 		if err != nil {
-			return res, errors.Join(append(damaged, fmt.Errorf("ledger: expiring records: reading %q: %w", k, err))...)
+			return end(fmt.Errorf("ledger: expiring records: reading %q: %w", k, err))
 		}
 		if len(sibs) == 0 {
 			res.Empty++
@@ -119,6 +145,8 @@ func ExpireRecords(ctx context.Context, st interface {
 			damaged = append(damaged, bad)
 		case !dead:
 			res.Kept++
+		case batch != nil:
+			pending[k] = token
 		default:
 			if err := st.Delete(ctx, k, token); err != nil {
 				return res, errors.Join(append(damaged, fmt.Errorf("ledger: expiring records: deleting %q: %w", k, err))...)
@@ -126,7 +154,7 @@ func ExpireRecords(ctx context.Context, st interface {
 			res.Deleted++
 		}
 	}
-	return res, errors.Join(damaged...)
+	return end()
 }
 
 // KeyLister lists a store's keys by prefix a page at a time: up to limit

@@ -11,6 +11,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/ledger/ledgertest"
 )
 
 func ExampleExpireAllRecords() {
@@ -101,26 +102,48 @@ func TestExpireAllRecordsEveryPageSize(t *testing.T) {
 	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	for _, page := range []int{0, 1, 2, 5, 24, 25, 26, 1000} {
-		t.Run(fmt.Sprint("page=", page), func(t *testing.T) {
-			st, damaged := sweepFixture(t, now)
-			res, err := ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{Clock: clock, Page: page})
-			want := ledger.ExpireResult{Deleted: 23, Kept: 1, Damaged: 1}
-			if !errors.Is(err, crdt.ErrCorruptEncoding) || res != want {
-				t.Fatalf("sweep: %+v %v, want %+v and the damaged record's error", res, err, want)
-			}
-			left, _ := st.Keys(ctx, "", "", 100)
-			if !slices.Equal(left, []string{"a", ledger.RecordKey("a", "new-0"), damaged}) && !slices.Equal(left, []string{"a", damaged, ledger.RecordKey("a", "new-0")}) {
-				t.Fatalf("keys left: %q", left)
-			}
-			res, _ = ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{Clock: clock, Page: page})
-			if res != (ledger.ExpireResult{Kept: 1, Damaged: 1}) {
-				t.Fatalf("second sweep: %+v", res)
-			}
-			l, _ := ledger.New(st, "a", ledger.Options{Actor: "retry", Clock: clock})
-			if r, err := l.Credit(ctx, "new-0", 1); err != nil || !isDuplicate(r.Outcome) || r.Value != 24 {
-				t.Fatalf("retry of new-0 after the sweep: %+v %v", r, err)
-			}
-		})
+		for _, batch := range []bool{true, false} {
+			t.Run(fmt.Sprintf("page=%d/batch=%v", page, batch), func(t *testing.T) {
+				sweepEveryPage(t, ctx, now, clock, page, batch)
+			})
+		}
+	}
+}
+
+// perKey is a memory store whose DeleteBatch is hidden: ExpireRecords
+// deletes one key at a time.
+type perKey struct {
+	ledgertest.SweepStore
+	ledger.KeyLister
+}
+
+// sweepEveryPage sweeps sweepFixture in pages of page, with batch
+// deletes or one key at a time, and checks what is left.
+func sweepEveryPage(t *testing.T, ctx context.Context, now time.Time, clock func() time.Time, page int, batch bool) {
+	st, damaged := sweepFixture(t, now)
+	var sw interface {
+		ledgertest.SweepStore
+		ledger.KeyLister
+	} = st
+	if !batch {
+		sw = perKey{st, st}
+	}
+	res, err := ledger.ExpireAllRecords(ctx, sw, ledger.ExpireOptions{Clock: clock, Page: page})
+	want := ledger.ExpireResult{Deleted: 23, Kept: 1, Damaged: 1}
+	if !errors.Is(err, crdt.ErrCorruptEncoding) || res != want {
+		t.Fatalf("sweep: %+v %v, want %+v and the damaged record's error", res, err, want)
+	}
+	left, _ := st.Keys(ctx, "", "", 100)
+	if !slices.Equal(left, []string{"a", ledger.RecordKey("a", "new-0"), damaged}) && !slices.Equal(left, []string{"a", damaged, ledger.RecordKey("a", "new-0")}) {
+		t.Fatalf("keys left: %q", left)
+	}
+	res, _ = ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{Clock: clock, Page: page})
+	if res != (ledger.ExpireResult{Kept: 1, Damaged: 1}) {
+		t.Fatalf("second sweep: %+v", res)
+	}
+	l, _ := ledger.New(st, "a", ledger.Options{Actor: "retry", Clock: clock})
+	if r, err := l.Credit(ctx, "new-0", 1); err != nil || !isDuplicate(r.Outcome) || r.Value != 24 {
+		t.Fatalf("retry of new-0 after the sweep: %+v %v", r, err)
 	}
 }
 

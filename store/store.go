@@ -82,6 +82,17 @@ type SiblingDeleter interface {
 	Delete(ctx context.Context, key string, token Token) error
 }
 
+// SiblingBatchDeleter is an optional capability of a SiblingDeleter:
+// DeleteBatch removes, for each i, the siblings tokens[i] covers under
+// keys[i], as Delete does, in one write (one fsync on the embedded
+// store). It refuses bad input (an invalid key, a malformed token, keys
+// and tokens of different lengths) before deleting anything; after an
+// error wrapping crdt.ErrUnavailable nothing was deleted, after any other
+// some of the siblings may be gone.
+type SiblingBatchDeleter interface {
+	DeleteBatch(ctx context.Context, keys []string, tokens []Token) error
+}
+
 // Expiring is an optional capability of a Siblings store whose values
 // expire: TTL returns the shortest time a value is kept after its Put
 // (zero: for good). Only transaction records belong in such a store

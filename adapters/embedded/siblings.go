@@ -23,8 +23,9 @@ type Siblings struct {
 }
 
 var (
-	_ store.Siblings       = (*Siblings)(nil)
-	_ store.SiblingDeleter = (*Siblings)(nil)
+	_ store.Siblings            = (*Siblings)(nil)
+	_ store.SiblingDeleter      = (*Siblings)(nil)
+	_ store.SiblingBatchDeleter = (*Siblings)(nil)
 )
 
 // Fetch returns the siblings of key, read in one read transaction, and a
@@ -107,6 +108,39 @@ func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) er
 	return s.db.update(func(w *wtx) error {
 		return deleteDots(w.bucket(bucketSiblings), prefix, dots)
 	}, len(prefix)+8*len(dots))
+}
+
+// DeleteBatch removes, for each i, the siblings tokens[i] names under
+// keys[i], in one write transaction, and returns once it is durable: one
+// fsync for the batch where Delete takes one per key (ledger.ExpireRecords
+// uses it). Bad input (an invalid key, a malformed token, lengths that
+// differ) is refused before anything is deleted.
+func (s *Siblings) DeleteBatch(ctx context.Context, keys []string, tokens []store.Token) error {
+	if len(keys) != len(tokens) {
+		return fmt.Errorf("%w: embedded: DeleteBatch of %d keys and %d tokens", crdt.ErrInvalidConfig, len(keys), len(tokens))
+	}
+	prefixes := make([][]byte, len(keys))
+	dots := make([][]uint64, len(keys))
+	size := 0
+	for i, key := range keys {
+		if err := storekit.CheckKey(ctx, "key", key); err != nil {
+			return err
+		}
+		d, err := dotTokens.Decode(tokens[i])
+		if err != nil {
+			return err
+		}
+		prefixes[i], dots[i] = appendPrefix(nil, key), d
+		size += len(prefixes[i]) + 8*len(d)
+	}
+	return s.db.update(func(w *wtx) error {
+		for i := range keys {
+			if err := deleteDots(w.bucket(bucketSiblings), prefixes[i], dots[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, size)
 }
 
 // Keys returns up to limit keys of siblings that start with prefix and

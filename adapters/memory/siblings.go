@@ -34,8 +34,9 @@ type dotted struct {
 }
 
 var (
-	_ store.Siblings       = (*Siblings)(nil)
-	_ store.SiblingDeleter = (*Siblings)(nil)
+	_ store.Siblings            = (*Siblings)(nil)
+	_ store.SiblingDeleter      = (*Siblings)(nil)
+	_ store.SiblingBatchDeleter = (*Siblings)(nil)
 )
 
 // NewSiblings returns an empty store.
@@ -90,6 +91,13 @@ func (s *Siblings) replace(key string, value []byte, token store.Token) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.drop(key, dots, value)
+	return nil
+}
+
+// drop drops the siblings of key whose dots are listed and adds value (if
+// non-nil) under a fresh dot; s.mu is held.
+func (s *Siblings) drop(key string, dots []uint64, value []byte) {
 	if s.keys == nil {
 		s.keys = map[string][]dotted{}
 	}
@@ -102,6 +110,31 @@ func (s *Siblings) replace(key string, value []byte, token store.Token) error {
 		delete(s.keys, key)
 	} else {
 		s.keys[key] = next
+	}
+}
+
+// DeleteBatch removes, for each i, the siblings tokens[i] names under
+// keys[i], all at once. Bad input (an invalid key, a malformed token,
+// lengths that differ) is refused before anything is deleted.
+func (s *Siblings) DeleteBatch(ctx context.Context, keys []string, tokens []store.Token) error {
+	if len(keys) != len(tokens) {
+		return fmt.Errorf("%w: memory: DeleteBatch of %d keys and %d tokens", crdt.ErrInvalidConfig, len(keys), len(tokens))
+	}
+	dots := make([][]uint64, len(keys))
+	for i, key := range keys {
+		if err := storekit.CheckKey(ctx, "key", key); err != nil {
+			return err
+		}
+		d, err := dotTokens.Decode(tokens[i])
+		if err != nil {
+			return err
+		}
+		dots[i] = d
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, key := range keys {
+		s.drop(key, dots[i], nil)
 	}
 	return nil
 }

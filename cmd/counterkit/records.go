@@ -53,6 +53,8 @@ type keepRecords struct{ *embedded.Siblings }
 
 func (keepRecords) Delete(context.Context, string, store.Token) error { return nil }
 
+func (keepRecords) DeleteBatch(context.Context, []string, []store.Token) error { return nil }
+
 func runGCRecords(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("gc records", gcRecordsUsage, stderr)
 	cf := addEmbeddedFlags(c.fs)

@@ -201,8 +201,18 @@ func (g *steppedSweep) Delete(ctx context.Context, key string, tok store.Token) 
 	return g.SweepStore.Delete(ctx, key, tok)
 }
 
+// steppedBatch is a steppedSweep of a store that deletes in batches.
+type steppedBatch struct{ *steppedSweep }
+
+func (g steppedBatch) DeleteBatch(ctx context.Context, keys []string, tokens []store.Token) error {
+	<-g.step
+	defer func() { g.done <- struct{}{} }()
+	return g.SweepStore.(store.SiblingBatchDeleter).DeleteBatch(ctx, keys, tokens)
+}
+
 // ExpireInterleavings runs ledger.ExpireRecords (with the defaults) on a
-// transaction's record key of st with its read and its delete placed at
+// transaction's record key of st with its read and its delete (a batch
+// of one on a store.SiblingBatchDeleter) placed at
 // every pair of points of a ledger retry's store calls on st: before the
 // first, between two, after the last. Past the window, the retry is
 // applied again and its new record survives the sweep that read the dead
@@ -249,12 +259,16 @@ func ExpireInterleavings(t *testing.T, st SweepStore, prefix string, sweep func(
 				txn, clock := tc.setup(t, st, acct, c)
 				key := ledger.RecordKey(acct, txn)
 				g := &steppedSweep{SweepStore: sweep(st), step: make(chan struct{}), done: make(chan struct{})}
+				var swept SweepStore = g
+				if _, ok := g.SweepStore.(store.SiblingBatchDeleter); ok {
+					swept = steppedBatch{g}
+				}
 				finished := make(chan struct{})
 				var res ledger.ExpireResult
 				var err error
 				go func() {
 					defer close(finished)
-					res, err = ledger.ExpireRecords(context.Background(), g, []string{key}, ledger.ExpireOptions{Clock: clock})
+					res, err = ledger.ExpireRecords(context.Background(), swept, []string{key}, ledger.ExpireOptions{Clock: clock})
 				}()
 				step := func() {
 					select {

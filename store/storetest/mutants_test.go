@@ -108,11 +108,50 @@ func (w *sibWrap) Delete(ctx context.Context, key string, token store.Token) err
 	return w.Siblings.(store.SiblingDeleter).Delete(ctx, key, token)
 }
 
+// batchWrap is a sibWrap that deletes in batches by batch.
+type batchWrap struct {
+	*sibWrap
+	batch func(ctx context.Context, keys []string, tokens []store.Token) error
+}
+
+func (w batchWrap) DeleteBatch(ctx context.Context, keys []string, tokens []store.Token) error {
+	return w.batch(ctx, keys, tokens)
+}
+
 var siblingMutants = []struct {
 	name     string
 	mustFail []string
 	make     func() store.Siblings
 }{
+	{"DeleteBatch deletes what a new Fetch finds", []string{"delete-batch"}, func() store.Siblings {
+		in := memory.NewSiblings()
+		return batchWrap{&sibWrap{Siblings: in}, func(ctx context.Context, keys []string, tokens []store.Token) error {
+			if len(keys) != len(tokens) {
+				return in.DeleteBatch(ctx, keys, tokens)
+			}
+			fresh := make([]store.Token, len(keys))
+			for i, k := range keys {
+				if _, err := decodeCheck(in, ctx, k, tokens[i]); err != nil {
+					return err
+				}
+				_, fresh[i], _ = in.Fetch(ctx, k)
+			}
+			return in.DeleteBatch(ctx, keys, fresh)
+		}}
+	}},
+	{"DeleteBatch deletes the keys before a bad one", []string{"delete-batch"}, func() store.Siblings {
+		in := memory.NewSiblings()
+		return batchWrap{&sibWrap{Siblings: in}, func(ctx context.Context, keys []string, tokens []store.Token) error {
+			for i, k := range keys {
+				if i < len(tokens) {
+					if err := in.Delete(ctx, k, tokens[i]); err != nil {
+						return err
+					}
+				}
+			}
+			return in.DeleteBatch(ctx, keys, tokens)
+		}}
+	}},
 	{"Put ignores the token", []string{"supersede", "stale-token", "malformed-token"}, func() store.Siblings {
 		in := memory.NewSiblings()
 		return &sibWrap{Siblings: in, put: func(ctx context.Context, k string, a crdt.ActorID, v []byte, _ store.Token) error {

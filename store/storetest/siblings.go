@@ -32,6 +32,10 @@ import (
 //     supersede that actor's earlier value, token or not);
 //   - delete: Delete removes what its token covers and nothing written
 //     since (stores that are a store.SiblingDeleter);
+//   - delete-batch: DeleteBatch removes what each token covers under its
+//     key and nothing written since, and refuses bad input (lengths that
+//     differ, an invalid key, a malformed token, a done context) before
+//     deleting anything (stores that are a store.SiblingBatchDeleter);
 //   - keys-and-actors: every crdttest.ValidKeys key works; invalid keys,
 //     invalid actors and empty values are refused (crdt.ErrInvalidKey,
 //     crdt.ErrInvalidActor) and change nothing;
@@ -55,6 +59,7 @@ var siblingChecks = []check[store.Siblings]{
 	{"stale-token", sibStaleToken},
 	{"nil-token", sibNilToken},
 	{"delete", sibDelete},
+	{"delete-batch", sibDeleteBatch},
 	{"keys-and-actors", sibKeysAndActors},
 	{"value-size", sibValueSize},
 	{"malformed-token", sibMalformedToken},
@@ -189,6 +194,41 @@ func sibDelete(ctx context.Context, e *env[store.Siblings]) error {
 	// A deleted key can be written again.
 	s.put("k", "a", "again", nil)
 	s.holds("k", "a Put after Delete", "again")
+	return s.err
+}
+
+func sibDeleteBatch(ctx context.Context, e *env[store.Siblings]) error {
+	sib := e.fresh()
+	d, ok := sib.(store.SiblingBatchDeleter)
+	if !ok {
+		e.logf("%T is not a store.SiblingBatchDeleter; nothing to check", sib)
+		return nil
+	}
+	s := &steps{ctx: ctx, sib: sib}
+	s.put("a", "x", "a1", nil)
+	s.put("b", "x", "b1", nil)
+	s.put("c", "x", "c1", nil)
+	ta, tb := s.token("a"), s.token("b")
+	s.put("b", "y", "since", nil)
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	s.refused(d.DeleteBatch(ctx, []string{"a", "b"}, []store.Token{ta}), crdt.ErrInvalidConfig, "a batch of 2 keys and 1 token")
+	for name, bad := range crdttest.InvalidKeys() {
+		s.refused(d.DeleteBatch(ctx, []string{"a", bad}, []store.Token{ta, nil}), crdt.ErrInvalidKey, "a batch with an invalid key (%s)", name)
+	}
+	for _, b := range malformedTokens {
+		s.refused(d.DeleteBatch(ctx, []string{"a", "b"}, []store.Token{ta, b}), crdt.ErrCorruptEncoding, "a batch with malformed token %q", b)
+	}
+	s.refused(d.DeleteBatch(done, []string{"a"}, []store.Token{ta}), context.Canceled, "a batch with a cancelled context")
+	s.holds("a", "refused batches delete nothing", "a1")
+	s.holds("b", "refused batches delete nothing", "b1", "since")
+	s.do(func() error { return wrap("an empty batch", d.DeleteBatch(ctx, nil, nil)) })
+	s.do(func() error {
+		return wrap("a batch with the tokens of Fetches", d.DeleteBatch(ctx, []string{"a", "b", "never"}, []store.Token{ta, tb, nil}))
+	})
+	s.holds("a", "a batch removes what its token covers")
+	s.holds("b", "a batch keeps siblings written since its Fetch", "since")
+	s.holds("c", "a batch leaves other keys", "c1")
 	return s.err
 }
 
