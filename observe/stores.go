@@ -12,15 +12,35 @@ import (
 
 // Siblings wraps a store.Siblings so that every call is reported to o as an
 // operation of Component "store.siblings", nested in the calling
-// operation. It implements store.SiblingDeleter exactly when inner does.
-// A call whose inner store panics ends with an error (a write's wraps
+// operation. It implements store.SiblingDeleter and store.Expiring exactly
+// when inner does (TTL is inner's, not reported), so that a ledger, bounded
+// or statestore still refuses an expiring store for counter state through
+// it. A call whose inner store panics ends with an error (a write's wraps
 // crdt.ErrAmbiguousWrite: it may have landed) as the panic goes on.
 func Siblings(inner store.Siblings, o Observer) store.Siblings {
 	s := &siblings{inner: inner, calls: calls{o, "store.siblings", SystemOf(inner)}}
-	if d, ok := inner.(store.SiblingDeleter); ok {
+	d, del := inner.(store.SiblingDeleter)
+	e, exp := inner.(store.Expiring)
+	switch {
+	case del && exp:
+		return &siblingsDeleterExpiring{&siblingsDeleter{s, d}, e}
+	case del:
 		return &siblingsDeleter{s, d}
+	case exp:
+		return &siblingsExpiring{s, e}
 	}
 	return s
+}
+
+// siblingsExpiring and siblingsDeleterExpiring forward inner's TTL.
+type siblingsExpiring struct {
+	*siblings
+	store.Expiring
+}
+
+type siblingsDeleterExpiring struct {
+	*siblingsDeleter
+	store.Expiring
 }
 
 type siblingsDeleter struct {
