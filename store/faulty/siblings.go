@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
@@ -15,7 +16,9 @@ import (
 //
 // *Siblings always has a Delete method; when the wrapped store is not a
 // store.SiblingDeleter, Delete fails with crdt.ErrMisconfiguredStore. Hand
-// Store() to code that probes for the capability.
+// Store() to code that probes for the capability. TTL is the wrapped
+// store's (store.Expiring; zero when it keeps values for good), so that a
+// ledger still refuses an expiring store for its accounts through it.
 type Siblings struct {
 	inner  store.Siblings
 	record bool
@@ -43,6 +46,7 @@ func (a sibState) clone() sibState {
 var (
 	_ store.Siblings       = (*Siblings)(nil)
 	_ store.SiblingDeleter = (*Siblings)(nil)
+	_ store.Expiring       = (*Siblings)(nil)
 )
 
 // NewSiblings wraps inner.
@@ -51,13 +55,20 @@ func NewSiblings(inner store.Siblings, o Options) *Siblings {
 }
 
 // Store returns s as a store.Siblings that is a store.SiblingDeleter exactly
-// when the wrapped store is one.
+// when the wrapped store is one, and keeps its TTL (store.Expiring).
 func (s *Siblings) Store() store.Siblings {
 	if _, ok := s.inner.(store.SiblingDeleter); ok {
 		return s
 	}
-	return struct{ store.Siblings }{s} // the embedded interface hides Delete
+	return struct {
+		store.Siblings
+		store.Expiring
+	}{s, s} // the embedded interfaces hide Delete
 }
+
+// TTL returns the wrapped store's TTL (store.TTL): how long it keeps a
+// value after its Put, zero for good.
+func (s *Siblings) TTL() time.Duration { return store.TTL(s.inner) }
 
 // readBack records the state of key after a write.
 func (s *Siblings) readBack(key string) func(ctx context.Context) {
