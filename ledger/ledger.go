@@ -551,7 +551,11 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	if err := store.CheckKeeps(st, "ledger accounts"); err != nil {
 		return nil, err
 	}
-	if ttl, least := store.TTL(opts.Records), opts.RetryWindow+opts.Counter.FutureSkew; ttl > 0 && ttl < least {
+	least := opts.RetryWindow + opts.Counter.FutureSkew
+	if least < opts.RetryWindow { // the sum passed the largest Duration
+		least = math.MaxInt64
+	}
+	if ttl := store.TTL(opts.Records); ttl > 0 && ttl < least {
 		return nil, fmt.Errorf("%w: Options.Records expires records %v after they are written, before RetryWindow plus FutureSkew (%v): a retry inside the window would count again (SPEC.md 6.11, \"Storage\")", crdt.ErrInvalidConfig, ttl, least)
 	}
 	window := windowOf(opts.Counter)

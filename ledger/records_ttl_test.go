@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -46,6 +47,14 @@ func TestNewRefusesExpiringStores(t *testing.T) {
 		}(), false},
 		{"records for DefaultExpireAfter", memory.NewSiblings(), ledger.Options{Actor: "a", Records: newTTLStore(ledger.DefaultExpireAfter, now)}, false},
 		{"a 2-day window, records for a day", memory.NewSiblings(), ledger.Options{Actor: "a", RetryWindow: 2 * day, Records: newTTLStore(ledger.DefaultExpireAfter, now)}, true},
+		// RetryWindow plus a FutureSkew near the largest Duration passes
+		// it: records expiring after a second are still too short.
+		{"timed records with an unbounded FutureSkew", memory.NewSiblings(), func() ledger.Options {
+			o := timed
+			o.Counter.FutureSkew = math.MaxInt64 - time.Hour
+			o.Records = newTTLStore(time.Second, now)
+			return o
+		}(), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ledger.New(tc.st, "acct", tc.opts)
