@@ -111,11 +111,13 @@ type Options struct {
 	// TablePrefix, on the same session. Counter state in such a store would
 	// vanish from an idle key, and the ledger refuses it there. Choose a
 	// TTL of at least the ledger's RetryWindow plus FutureSkew plus the
-	// writers' clock skew (SPEC.md 6.11, "Storage"):
-	// ledger.DefaultExpireAfter, 25 hours, for the defaults. The TTL
-	// counts from the server's clock at the write, in whole seconds
+	// writers' clock skew and the Cassandra nodes' (SPEC.md 6.11,
+	// "Storage"): ledger.DefaultExpireAfter, 25 hours, for the defaults.
+	// The TTL counts from the server's clock at the write, in whole seconds
 	// (Cassandra expires a row at the second it was written, truncated,
-	// plus the TTL), so a row lives more than TTL minus one second. Zero
+	// plus the TTL), so a row lives more than TTL minus one second by that
+	// clock; a read through a node whose clock runs ahead finds it gone
+	// that much sooner. Zero
 	// means no TTL; negative, or above MaxSiblingsTTL (Cassandra's
 	// maximum, 20 years), is refused. Cassandra 4.x also refuses a TTL
 	// that takes a row past 2038-01-19 (CASSANDRA-14092; Put fails with
