@@ -62,8 +62,10 @@ type AccountOptions struct {
 	// key of its own in the same store (SPEC.md 13.5, "Records"). Zero
 	// means DefaultRetryWindow (24 hours); at most MaxRetryWindow. The
 	// records are a ledger's, and stay until deleted: by
-	// ledger.ExpireRecords with an ExpireOptions.After longer than this
-	// window (its default suits the default), or a store's TTL.
+	// ledger.ExpireRecords or ExpireAllRecords with an ExpireOptions.After
+	// longer than this window (its default suits the default). A TTL
+	// cannot expire them: they share the store with the account's state,
+	// and Open refuses a store whose values expire (store.Expiring).
 	RetryWindow time.Duration
 
 	// Clock returns the current time for RetryWindow. Nil means time.Now.
