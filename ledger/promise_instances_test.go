@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -109,7 +110,10 @@ func TestPromiseConcurrentDeliveriesLostAcks(t *testing.T) {
 				}
 				return faulty.Pass
 			}
-			st := faulty.NewSiblings(mem, faulty.Options{Policy: faulty.Policy(policy)})
+			// Each store call yields, so that deliveries overlap and
+			// group commits form even on one core.
+			yield := func(context.Context, faulty.Call, bool) error { runtime.Gosched(); return nil }
+			st := faulty.NewSiblings(mem, faulty.Options{Policy: faulty.Policy(policy), Hook: yield})
 			opts := func(a crdt.ActorID) ledger.Options {
 				return ledger.Options{Actor: a, Backoff: ledger.Backoff{Initial: -1}}
 			}
