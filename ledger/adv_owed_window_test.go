@@ -77,34 +77,42 @@ func TestPendingWriteJudgedAtItsTime(t *testing.T) {
 func TestPendingWriteJudgedAtItsTimeDefaults(t *testing.T) {
 	for _, gap := range []time.Duration{time.Hour, 25 * time.Hour} {
 		t.Run(fmt.Sprintf("gap=%v", gap), func(t *testing.T) {
-			ctx := context.Background()
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			la := newLane(mem)
-			opts := func(n crdt.ActorID) ledger.Options {
-				return ledger.Options{Actor: n, Clock: clock.Now, Backoff: ledger.Backoff{Initial: -1}}
-			}
-			a, err := ledger.New(la, advKey, opts("a"))
-			require.NoError(t, err)
-			b, err := ledger.New(mem, advKey, opts("b"))
-			require.NoError(t, err)
-			run := &limitRun{t: t}
-			run.upd(b, "open", 1000, tpncounter.Applied)
-			run.upd(a, "a0", 1, tpncounter.Applied)
-			la.plan.set(repeat(faulty.Lose, 4), nil, nil)
-			_, err = a.Update(ctx, "x", 5)
-			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-			la.plan.set(nil, nil, nil)
-			run.upd(b, "x", 5, tpncounter.Applied)
-			for i := range 60 {
-				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
-			}
+			mem, clock, a, b, run := pendingElsewhere(t)
 			clock.Add(gap)
 			run.upd(a, "w", 9, tpncounter.Applied)
 			run.settle(a, b)
 			require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
 		})
 	}
+}
+
+// pendingElsewhere: with the defaults, b opens the account and a credits
+// a0; a's write of x is lost (pending, answered ambiguous), the caller
+// retries x on b, which records it, then b credits 60 more.
+func pendingElsewhere(t *testing.T) (*memory.Siblings, *fakeClock, *ledger.Ledger, *ledger.Ledger, *limitRun) {
+	t.Helper()
+	mem := memory.NewSiblings()
+	clock := newFakeClock(time.Unix(1_800_000_000, 0))
+	la := newLane(mem)
+	opts := func(n crdt.ActorID) ledger.Options {
+		return ledger.Options{Actor: n, Clock: clock.Now, Backoff: ledger.Backoff{Initial: -1}}
+	}
+	a, err := ledger.New(la, advKey, opts("a"))
+	require.NoError(t, err)
+	b, err := ledger.New(mem, advKey, opts("b"))
+	require.NoError(t, err)
+	run := &limitRun{t: t}
+	run.upd(b, "open", 1000, tpncounter.Applied)
+	run.upd(a, "a0", 1, tpncounter.Applied)
+	la.plan.set(repeat(faulty.Lose, 4), nil, nil)
+	_, err = a.Update(context.Background(), "x", 5)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	la.plan.set(nil, nil, nil)
+	run.upd(b, "x", 5, tpncounter.Applied)
+	for i := range 60 {
+		run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
+	}
+	return mem, clock, a, b, run
 }
 
 // retriedElsewhere: b opens the account and a credits a0; a's call of x

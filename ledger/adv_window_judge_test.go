@@ -16,6 +16,34 @@ import (
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
+// watchedElsewhere: b opens the account and a credits a0; a's group of x
+// and w is held; the caller retries x on b, which counts it and credits
+// y0, y1, then y2 in a write held too (b's copy of x forgotten once it
+// lands).
+func watchedElsewhere(t *testing.T) (mem *memory.Siblings, clock *fakeClock, la, lb *lane, a, b *ledger.Ledger, run *limitRun) {
+	t.Helper()
+	mem = memory.NewSiblings()
+	clock = newFakeClock(time.Unix(1_800_000_000, 0))
+	la = newLane(mem)
+	oa := limitOptions(clock, "a", -1)
+	oa.MaxGroup = 2
+	a, err := ledger.New(la, advKey, oa)
+	require.NoError(t, err)
+	lb, b = limitLedger(t, mem, clock, "b", -1)
+	run = &limitRun{t: t}
+	run.upd(b, "open", 1000, tpncounter.Applied)
+	run.upd(a, "a0", 1, tpncounter.Applied)
+	heldGroup(t, la, a, "a0", 1, []crdt.TxnID{"x", "w"}, []int64{5, 9})
+	run.upd(b, "x", 5, tpncounter.Applied)
+	run.upd(b, "y0", 1, tpncounter.Applied)
+	run.upd(b, "y1", 1, tpncounter.Applied)
+	lb.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
+	_, err = b.Update(context.Background(), "y2", 1)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	lb.plan.set(nil, nil, nil)
+	return mem, clock, la, lb, a, b, run
+}
+
 // TestWatchJudgedAtItsTime (found by a review): a (MaxGroup 2) applies x
 // and w in one write, held in flight. b applies x, y0, y1, then y2 in a
 // write from a read without a's copy, which forgets x (counting it) and
@@ -33,31 +61,13 @@ func TestWatchJudgedAtItsTime(t *testing.T) {
 	for _, gap := range []time.Duration{time.Hour, 25 * time.Hour, 5*24*time.Hour + time.Hour} {
 		t.Run(fmt.Sprintf("gap=%v", gap), func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			la := newLane(mem)
-			oa := limitOptions(clock, "a", -1)
-			oa.MaxGroup = 2
-			a, err := ledger.New(la, advKey, oa)
-			require.NoError(t, err)
-			lb, b := limitLedger(t, mem, clock, "b", -1)
-			run := &limitRun{t: t}
-			run.upd(b, "open", 1000, tpncounter.Applied)
-			run.upd(a, "a0", 1, tpncounter.Applied)
-			heldGroup(t, la, a, "a0", 1, []crdt.TxnID{"x", "w"}, []int64{5, 9})
-			run.upd(b, "x", 5, tpncounter.Applied)
-			run.upd(b, "y0", 1, tpncounter.Applied)
-			run.upd(b, "y1", 1, tpncounter.Applied)
-			lb.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
-			_, err = b.Update(ctx, "y2", 1)
-			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-			lb.plan.set(nil, nil, nil)
+			mem, clock, la, lb, a, b, run := watchedElsewhere(t)
 			require.True(t, holdsAny(stored(t, mem), "b", "x"), "the store still shows b holding x")
 
 			require.NoError(t, la.Deliver(0))
 			la.DropHeld()
 			run.want += 9 // w
-			_, err = a.Find(ctx)
+			_, err := a.Find(ctx)
 			require.NoError(t, err)
 			unwritten, watching := ledger.Holding(a)
 			t.Logf("after a's Find: unwritten %v watching %v", unwritten, watching)

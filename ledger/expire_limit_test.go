@@ -2,7 +2,6 @@ package ledger_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -38,27 +37,7 @@ func TestLimitExpiredRecordsEndOldJudgements(t *testing.T) {
 	gap := ledger.DefaultExpireAfter + time.Second
 	ctx := context.Background()
 	t.Run("pending", func(t *testing.T) {
-		mem := memory.NewSiblings()
-		clock := newFakeClock(time.Unix(1_800_000_000, 0))
-		la := newLane(mem)
-		opts := func(n crdt.ActorID) ledger.Options {
-			return ledger.Options{Actor: n, Clock: clock.Now, Backoff: ledger.Backoff{Initial: -1}}
-		}
-		a, err := ledger.New(la, advKey, opts("a"))
-		require.NoError(t, err)
-		b, err := ledger.New(mem, advKey, opts("b"))
-		require.NoError(t, err)
-		run := &limitRun{t: t}
-		run.upd(b, "open", 1000, tpncounter.Applied)
-		run.upd(a, "a0", 1, tpncounter.Applied)
-		la.plan.set(repeat(faulty.Lose, 4), nil, nil)
-		_, err = a.Update(ctx, "x", 5)
-		require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-		la.plan.set(nil, nil, nil)
-		run.upd(b, "x", 5, tpncounter.Applied)
-		for i := range 60 {
-			run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
-		}
+		mem, clock, a, b, run := pendingElsewhere(t)
 		clock.Add(gap)
 		expireAt(t, mem, clock, "x")
 		run.upd(a, "w", 9, tpncounter.Applied)
@@ -79,30 +58,12 @@ func TestLimitExpiredRecordsEndOldJudgements(t *testing.T) {
 		require.Equal(t, run.want+5, stored(t, mem).Value(), "x counts twice")
 	})
 	t.Run("watch", func(t *testing.T) {
-		mem := memory.NewSiblings()
-		clock := newFakeClock(time.Unix(1_800_000_000, 0))
-		la := newLane(mem)
-		oa := limitOptions(clock, "a", -1)
-		oa.MaxGroup = 2
-		a, err := ledger.New(la, advKey, oa)
-		require.NoError(t, err)
-		lb, b := limitLedger(t, mem, clock, "b", -1)
-		run := &limitRun{t: t}
-		run.upd(b, "open", 1000, tpncounter.Applied)
-		run.upd(a, "a0", 1, tpncounter.Applied)
-		heldGroup(t, la, a, "a0", 1, []crdt.TxnID{"x", "w"}, []int64{5, 9})
-		run.upd(b, "x", 5, tpncounter.Applied)
-		run.upd(b, "y0", 1, tpncounter.Applied)
-		run.upd(b, "y1", 1, tpncounter.Applied)
-		lb.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
-		_, err = b.Update(ctx, "y2", 1)
-		require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-		lb.plan.set(nil, nil, nil)
+		mem, clock, la, lb, a, b, run := watchedElsewhere(t)
 		require.NoError(t, la.Deliver(0))
 		la.DropHeld()
 		run.want += 9 // w
 		for range 2 {
-			_, err = a.Find(ctx)
+			_, err := a.Find(ctx)
 			require.NoError(t, err)
 		}
 		_, watching := ledger.Holding(a)
