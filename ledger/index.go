@@ -575,6 +575,8 @@ func (l *Ledger) cede(ctx context.Context, merged *tpncounter.Counter) error {
 func (l *Ledger) flush(ctx context.Context) error {
 	// Writing a take-out (record) may learn that a pending write landed,
 	// which owes its records in turn: they are written in the next round.
+	// cause is the last round's first failure, which the error names.
+	var cause error
 	for range 3 {
 		if len(l.unindexed) == 0 {
 			return nil
@@ -596,13 +598,18 @@ func (l *Ledger) flush(ctx context.Context) error {
 		for _, x := range slices.Sorted(maps.Keys(l.unindexed)) {
 			recs = append(recs, pendingRecord{rec: l.unindexed[x], confirm: true, judge: l.cyc.Local, gives: l.giving[x]})
 		}
-		if errs, _ := l.record(ctx, recs); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+		errs, _ := l.record(ctx, recs)
+		if i := slices.IndexFunc(errs, func(err error) bool { return err != nil }); i >= 0 {
+			cause = errs[i]
 			break
 		}
 	}
 	if n := len(l.unindexed); n > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if cause != nil {
+			return fmt.Errorf("%w: ledger %q: %d transaction records of earlier writes are not yet written: %s", crdt.ErrUnavailable, l.key, n, cause.Error())
 		}
 		return fmt.Errorf("%w: ledger %q: %d transaction records of earlier writes are not yet written", crdt.ErrUnavailable, l.key, n)
 	}
