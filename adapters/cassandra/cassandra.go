@@ -121,7 +121,10 @@ type Options struct {
 	// means no TTL; negative, or above MaxSiblingsTTL (Cassandra's
 	// maximum, 20 years), is refused. Cassandra 4.x also refuses a TTL
 	// that takes a row past 2038-01-19 (CASSANDRA-14092; Put fails with
-	// crdt.ErrMisconfiguredStore). Partitions are unaffected.
+	// crdt.ErrMisconfiguredStore): a ledger's first credit then lands
+	// in the counter with its record owed, and its later writes fail
+	// (crdt.ErrUnavailable, naming the refusal) until the record is
+	// written. Partitions are unaffected.
 	SiblingsTTL time.Duration
 }
 
