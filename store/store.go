@@ -95,7 +95,8 @@ type SiblingBatchDeleter interface {
 
 // Expiring is an optional capability of a Siblings store whose values
 // expire: TTL returns the shortest time a value is kept after its Put
-// (zero: for good). Only transaction records belong in such a store
+// (zero: for good; the function TTL, and so CheckKeeps, takes a negative
+// one as zero). Only transaction records belong in such a store
 // (ledger.Options.Records): a counter's state there would vanish from an
 // idle key, so the ledger, bounded and statestore refuse one for it.
 type Expiring interface {
