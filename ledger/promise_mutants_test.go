@@ -23,8 +23,10 @@ func TestPromiseChecksCatchBrokenVariants(t *testing.T) {
 	}{
 		{"count-window", []string{"TestPromiseRetryAfterManyCreditsAndTime", "TestPromiseRetryAcrossDayOfWriters",
 			"TestPromiseRetryAfterWriterDied", "TestPromiseBookEvictionAndForgetting",
-			"TestPromiseShardedRetriesOnOtherInstances", "TestPromiseOutboxExactlyOnce", "TestPromiseCreditCostFlat"}},
-		{"drop-on-retry", []string{"TestPromiseConcurrentDeliveriesLostAcks", "TestPromiseOutboxExactlyOnce"}},
+			"TestPromiseShardedRetriesOnOtherInstances", "TestPromiseOutboxExactlyOnce", "TestPromiseCreditCostFlat",
+			"TestPromiseDebitRetriesOnEveryKind"}},
+		{"drop-on-retry", []string{"TestPromiseConcurrentDeliveriesLostAcks", "TestPromiseOutboxExactlyOnce",
+			"TestPromiseConcurrentDeliveriesOneActorName"}},
 		{"cancel-refused", []string{"TestPromiseContextCancelledAfterPutLanded"}},
 		{"book-forgets", []string{"TestPromiseBookReopenedManyTimes"}},
 		{"late-all", []string{"TestPromiseRetryAfterWriterDied", "TestPromiseRetryAcrossDayOfWriters"}},
