@@ -67,9 +67,9 @@ type ExpireResult struct {
 // under it in between survives (store.SiblingDeleter). On a store that
 // deletes in batches (store.SiblingBatchDeleter: the embedded and memory
 // stores) the keys found dead are deleted together once every key is
-// read, in one write. A key that is not a record key is refused with
-// crdt.ErrInvalidKey before anything is read; a sibling that does not
-// decode leaves its key as it is, counted Damaged, its error
+// read, in one write. A key that is not a valid record key is refused
+// with crdt.ErrInvalidKey before anything is read; a sibling that does
+// not decode leaves its key as it is, counted Damaged, its error
 // (crdt.ErrCorruptEncoding) joined into the result's. A read or delete
 // that fails ends the call with what was done so far (a failed batch
 // counts none of its keys Deleted).
@@ -84,6 +84,9 @@ func ExpireRecords(ctx context.Context, st interface {
 	for _, k := range keys {
 		if !IsRecordKey(k) {
 			return res, fmt.Errorf("%w: %q is not a transaction record's key (RecordKeyPrefix)", crdt.ErrInvalidKey, k)
+		}
+		if err := crdt.ValidateKey("record key", k); err != nil {
+			return res, fmt.Errorf("ledger: expiring records: %w", err)
 		}
 	}
 	after := opts.After

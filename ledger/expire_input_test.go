@@ -1,0 +1,62 @@
+package ledger_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/ledger/ledgertest"
+)
+
+// deadRecords: n records of acct made two days before now, past every
+// default window, on a memory store; their keys.
+func deadRecords(t *testing.T, now time.Time, n int) (*memory.Siblings, []string) {
+	t.Helper()
+	st := memory.NewSiblings()
+	l, err := ledger.New(st, "acct", ledger.Options{Actor: "w", Clock: func() time.Time { return now.Add(-48 * time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for i := range n {
+		txn := crdt.TxnID(fmt.Sprint("pay-", i))
+		if _, err := l.Credit(context.Background(), txn, 1); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, ledger.RecordKey("acct", txn))
+	}
+	return st, keys
+}
+
+// TestExpireRecordsRefusesAnInvalidRecordKeyFirst: a key that starts
+// with RecordKeyPrefix but is no valid key (a control character, too
+// long) is refused with crdt.ErrInvalidKey before anything is read or
+// deleted, wherever it stands among dead records, on a store that
+// deletes in batches as on one that deletes a key at a time.
+func TestExpireRecordsRefusesAnInvalidRecordKeyFirst(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, bad := range []string{ledger.RecordKeyPrefix + "\x00", ledger.RecordKeyPrefix + strings.Repeat("x", crdt.MaxKeyLen)} {
+		for _, batch := range []bool{true, false} {
+			st, keys := deadRecords(t, now, 3)
+			var sw ledgertest.SweepStore = st
+			if !batch {
+				sw = perKey{st, st}
+			}
+			res, err := ledger.ExpireRecords(context.Background(), sw, append(keys, bad), ledger.ExpireOptions{Clock: func() time.Time { return now }})
+			if !errors.Is(err, crdt.ErrInvalidKey) || res != (ledger.ExpireResult{}) {
+				t.Fatalf("batch=%v, %.20q after 3 dead records: %+v %v; want ErrInvalidKey and nothing done", batch, bad, res, err)
+			}
+			for _, k := range keys {
+				if st.Count(k) != 1 {
+					t.Fatalf("batch=%v: a refused call deleted %q", batch, k)
+				}
+			}
+		}
+	}
+}
