@@ -69,8 +69,10 @@ type ExpireResult struct {
 // stores) the keys found dead are deleted together once every key is
 // read, in one write. A key that is not a valid record key is refused
 // with crdt.ErrInvalidKey before anything is read; a sibling that does
-// not decode leaves its key as it is, counted Damaged, its error
-// (crdt.ErrCorruptEncoding) joined into the result's. A read or delete
+// not decode as a record leaves its key as it is, counted Damaged, its
+// error (crdt.ErrCorruptEncoding, beside crdt.ErrTypeMismatch for
+// another type's value or crdt.ErrUnsupportedVersion for a newer format)
+// joined into the result's. A read or delete
 // that fails ends the call with what was done so far (a failed batch
 // counts none of its keys Deleted).
 func ExpireRecords(ctx context.Context, st interface {
@@ -137,6 +139,11 @@ func ExpireRecords(ctx context.Context, st interface {
 		for i, b := range sibs {
 			var r Record
 			if err := r.UnmarshalBinary(b); err != nil {
+				if !errors.Is(err, crdt.ErrCorruptEncoding) {
+					// another type's value, a newer format, too large:
+					// not a record this build reads, so damage here
+					err = fmt.Errorf("%w: %w", crdt.ErrCorruptEncoding, err)
+				}
 				bad = fmt.Errorf("ledger: expiring records: %q, sibling %d of %d: %w", k, i+1, len(sibs), err)
 				break
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/ledger/ledgertest"
 )
@@ -56,6 +57,61 @@ func TestExpireRecordsRefusesAnInvalidRecordKeyFirst(t *testing.T) {
 				if st.Count(k) != 1 {
 					t.Fatalf("batch=%v: a refused call deleted %q", batch, k)
 				}
+			}
+		}
+	}
+}
+
+// TestExpireRecordsDamagedValuesWrapCorruptEncoding: whatever stops a
+// sibling under a record key from decoding as a record (bytes that are
+// no encoding, another type's state, a record of a newer format, a value
+// above a record's size), the key is counted Damaged and kept, the other
+// keys are expired, and the error wraps crdt.ErrCorruptEncoding as the
+// documentation says, besides the decoder's own sentinel.
+func TestExpireRecordsDamagedValuesWrapCorruptEncoding(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	g := gcounter.New()
+	if err := g.Increment("a", 1); err != nil {
+		t.Fatal(err)
+	}
+	gb, err := g.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := (ledger.Record{Txn: "x", Amount: 1, Writer: "w", At: now.Add(-48 * time.Hour), Version: 1}).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := []byte(strings.Replace(string(rec), "ledger.txn\x01", "ledger.txn\x03", 1))
+	for _, c := range []struct {
+		name  string
+		value []byte
+		also  error
+	}{
+		{"not an encoding", []byte("not a record"), crdt.ErrCorruptEncoding},
+		{"a gcounter", gb, crdt.ErrTypeMismatch},
+		{"a newer format", newer, crdt.ErrUnsupportedVersion},
+		{"too large", make([]byte, 4096), crdt.ErrTooLarge},
+	} {
+		for _, all := range []bool{false, true} {
+			st, keys := deadRecords(t, now, 2)
+			damaged := ledger.RecordKey("other", "x")
+			if err := st.Put(ctx, damaged, "x", c.value, nil); err != nil {
+				t.Fatal(err)
+			}
+			opts := ledger.ExpireOptions{Clock: func() time.Time { return now }}
+			var res ledger.ExpireResult
+			if all {
+				res, err = ledger.ExpireAllRecords(ctx, st, opts)
+			} else {
+				res, err = ledger.ExpireRecords(ctx, st, append(keys, damaged), opts)
+			}
+			if !errors.Is(err, crdt.ErrCorruptEncoding) || !errors.Is(err, c.also) || res != (ledger.ExpireResult{Deleted: 2, Damaged: 1}) {
+				t.Fatalf("%s (all=%v): %+v %v; want 2 deleted, 1 damaged, ErrCorruptEncoding and %v", c.name, all, res, err, c.also)
+			}
+			if st.Count(damaged) != 1 {
+				t.Fatalf("%s: the damaged key changed", c.name)
 			}
 		}
 	}
