@@ -172,8 +172,9 @@ func ExpireRecords(ctx context.Context, st interface {
 // first), in an order the store keeps from page to page
 // (embedded.Siblings.Keys), and none once the last key is passed. A key
 // never comes after itself: ExpireAllRecords refuses a page that holds
-// the key it was asked to list after, and a listing that comes back to a
-// key it already moved past, with crdt.ErrMisconfiguredStore.
+// the key it was asked to list after, a listing that comes back to a
+// key it already moved past, and a page with a key that is not a valid
+// record key, with crdt.ErrMisconfiguredStore, before it reads the page.
 type KeyLister interface {
 	Keys(ctx context.Context, prefix, after string, limit int) ([]string, error)
 }
@@ -184,8 +185,9 @@ type KeyLister interface {
 // embedded store. A damaged record is counted and passed over, its error
 // joined into the result's; a failed listing, read or delete, or ctx done,
 // ends the sweep with what was done so far, and the next sweep takes up
-// what is left. A KeyLister that does not move past the keys it listed
-// ends it too (crdt.ErrMisconfiguredStore), so the sweep always ends.
+// what is left. A KeyLister that does not move past the keys it listed,
+// or lists a key that is not a record's, ends it too
+// (crdt.ErrMisconfiguredStore), so the sweep always ends.
 func ExpireAllRecords(ctx context.Context, st interface {
 	store.Siblings
 	store.SiblingDeleter
@@ -214,6 +216,12 @@ func ExpireAllRecords(ctx context.Context, st interface {
 		}
 		if err != nil || len(keys) == 0 {
 			return total, errors.Join(append(errs, err)...)
+		}
+		for _, k := range keys {
+			if kerr := crdt.ValidateKey("listed key", k); kerr != nil || !IsRecordKey(k) {
+				err = fmt.Errorf("%w: ledger: expiring records: the store's Keys for prefix %q lists %.80q, not a record key (KeyLister)", crdt.ErrMisconfiguredStore, RecordKeyPrefix, k)
+				return total, errors.Join(append(errs, err)...)
+			}
 		}
 		res, err := ExpireRecords(ctx, st, keys, opts)
 		total.Deleted += res.Deleted

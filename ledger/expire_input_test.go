@@ -116,3 +116,40 @@ func TestExpireRecordsDamagedValuesWrapCorruptEncoding(t *testing.T) {
 		}
 	}
 }
+
+// listingOf is a store whose Keys returns what list makes of the page
+// the memory store lists, or its error.
+type listingOf struct {
+	*memory.Siblings
+	list func(keys []string) ([]string, error)
+}
+
+func (s listingOf) Keys(ctx context.Context, prefix, after string, limit int) ([]string, error) {
+	keys, err := s.Siblings.Keys(ctx, prefix, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	return s.list(keys)
+}
+
+// TestExpireAllRecordsRefusesAListingOutsideTheRecords: a store whose
+// Keys lists a key that is not a valid record key (one outside the
+// prefix, the account's own, one no store holds) ends the sweep with
+// crdt.ErrMisconfiguredStore before that page is read, having deleted
+// nothing of it.
+func TestExpireAllRecordsRefusesAListingOutsideTheRecords(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, extra := range []string{"acct", "", ledger.RecordKeyPrefix + "\x00", ledger.RecordKeyPrefix + strings.Repeat("x", crdt.MaxKeyLen)} {
+		st, keys := deadRecords(t, now, 3)
+		w := listingOf{st, func(keys []string) ([]string, error) { return append(keys, extra), nil }}
+		res, err := ledger.ExpireAllRecords(context.Background(), w, ledger.ExpireOptions{Clock: func() time.Time { return now }})
+		if !errors.Is(err, crdt.ErrMisconfiguredStore) || res != (ledger.ExpireResult{}) {
+			t.Fatalf("a listing with %.20q: %+v %v; want ErrMisconfiguredStore and nothing done", extra, res, err)
+		}
+		for _, k := range append(keys, "acct") {
+			if st.Count(k) != 1 {
+				t.Fatalf("a listing with %.20q deleted %q", extra, k)
+			}
+		}
+	}
+}
