@@ -183,9 +183,10 @@ type KeyLister interface {
 // st lists, opts.Page keys at a time, and sums the pages' results: the
 // sweep a program runs on a timer over a store without a TTL, such as the
 // embedded store. A damaged record is counted and passed over, its error
-// joined into the result's; a failed listing, read or delete, or ctx done,
-// ends the sweep with what was done so far, and the next sweep takes up
-// what is left. A KeyLister that does not move past the keys it listed,
+// joined into the result's (errors.Join: one error per key, beside the
+// failure that ended the sweep, if any); a failed listing, read or
+// delete, or ctx done, ends the sweep with what was done so far, and the
+// next sweep takes up what is left. A KeyLister that does not move past the keys it listed,
 // or lists a key that is not a record's, ends it too
 // (crdt.ErrMisconfiguredStore), so the sweep always ends.
 func ExpireAllRecords(ctx context.Context, st interface {
@@ -228,7 +229,9 @@ func ExpireAllRecords(ctx context.Context, st interface {
 		total.Kept += res.Kept
 		total.Empty += res.Empty
 		total.Damaged += res.Damaged
-		if err != nil {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = append(errs, j.Unwrap()...) // one error per damaged key
+		} else if err != nil {
 			errs = append(errs, err)
 		}
 		if res.Deleted+res.Kept+res.Empty+res.Damaged < len(keys) {

@@ -153,3 +153,35 @@ func TestExpireAllRecordsRefusesAListingOutsideTheRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestExpireAllRecordsJoinsOneErrorPerDamagedKey: the sweep's error joins
+// the error of each damaged key (and of the failure that ended it, if
+// any) side by side, one level deep, whatever page they were found on, so
+// that a caller unwrapping it (errors.Join's Unwrap() []error) reports
+// each apart.
+func TestExpireAllRecordsJoinsOneErrorPerDamagedKey(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, page := range []int{1, 2, 3, 0} {
+		st, _ := deadRecords(t, now, 2)
+		for i := range 3 {
+			if err := st.Put(ctx, ledger.RecordKey("other", crdt.TxnID(fmt.Sprint("x", i))), "x", []byte("not a record"), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{Page: page, Clock: func() time.Time { return now }})
+		j, ok := err.(interface{ Unwrap() []error })
+		if !ok || res != (ledger.ExpireResult{Deleted: 2, Damaged: 3}) {
+			t.Fatalf("page %d: %+v %v", page, res, err)
+		}
+		errs := j.Unwrap()
+		if len(errs) != 3 {
+			t.Fatalf("page %d: %d errors joined, want one per damaged key: %q", page, len(errs), errs)
+		}
+		for _, e := range errs {
+			if !errors.Is(e, crdt.ErrCorruptEncoding) || strings.Contains(e.Error(), "\n") {
+				t.Fatalf("page %d: %q", page, e)
+			}
+		}
+	}
+}
