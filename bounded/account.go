@@ -63,7 +63,9 @@ type AccountOptions struct {
 	// means DefaultRetryWindow (24 hours); at most MaxRetryWindow. The
 	// records are a ledger's, and stay until deleted: by
 	// ledger.ExpireRecords or ExpireAllRecords with an ExpireOptions.After
-	// longer than this window (its default suits the default). A TTL
+	// of at least this window plus the clock skew among the Accounts and
+	// the sweep (SPEC.md 6.11, "Storage"; its default suits the default
+	// window and less than an hour of skew). A TTL
 	// cannot expire them: they share the store with the account's state,
 	// and Open refuses a store whose values expire (store.Expiring).
 	RetryWindow time.Duration
