@@ -186,8 +186,8 @@ type KeyLister interface {
 // joined into the result's (errors.Join: one error per key, beside the
 // failure that ended the sweep, if any); a failed listing, read or
 // delete, or ctx done, ends the sweep with what was done so far, and the
-// next sweep takes up what is left. A KeyLister that does not move past the keys it listed,
-// or lists a key that is not a record's, ends it too
+// next sweep takes up what is left. A KeyLister that does not move past
+// the keys it listed, or lists a key that is not a record's, ends it too
 // (crdt.ErrMisconfiguredStore), so the sweep always ends.
 func ExpireAllRecords(ctx context.Context, st interface {
 	store.Siblings
