@@ -14,7 +14,7 @@ import (
 	"github.com/counterkit/counterkit/store"
 )
 
-const gcRecordsUsage = `usage: counterkit gc records -store embedded:DIR [-after DURATION] [-dry-run]
+const gcRecordsUsage = `usage: counterkit gc records -store embedded:DIR [-after DURATION] [-retry-window DURATION] [-dry-run]
 
 Deletes the transaction records of ledgers and bounded Accounts that no
 retry window can need any more (ledger.ExpireAllRecords): each key that
@@ -25,7 +25,9 @@ store has no TTL: a program that does not run this sweep on a timer
 itself (examples/service does, every hour) leaves a key per transaction.
 -after must be at least the longest RetryWindow of the store's ledgers
 and Accounts plus their FutureSkew and clock skew (SPEC.md 6.11,
-"Storage"); 0 means ledger.DefaultExpireAfter (25h). With -dry-run it
+"Storage"); 0 means ledger.DefaultExpireAfter (25h). An -after below
+-retry-window (that longest RetryWindow; 0: 24h) is refused: it would
+delete records that retries inside the window need. With -dry-run it
 counts what it would delete and deletes nothing. The directory must not
 be in use by a service.
 `
@@ -59,12 +61,17 @@ func runGCRecords(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("gc records", gcRecordsUsage, stderr)
 	cf := addEmbeddedFlags(c.fs)
 	after := c.fs.Duration("after", 0, "delete records made more than this long ago (0: ledger.DefaultExpireAfter, 25h)")
+	window := c.fs.Duration("retry-window", 0, "the longest RetryWindow of the store's ledgers and Accounts (0: ledger.DefaultRetryWindow, 24h); a shorter -after is refused")
 	dry := c.fs.Bool("dry-run", false, "count what would be deleted; delete nothing")
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
 	dir, err := embeddedDir(c, cf)
-	if err = cmp.Or(err, invalidIf(*after < 0, "-after must not be negative, not %s", *after)); err != nil {
+	least := cmp.Or(*window, ledger.DefaultRetryWindow)
+	err = cmp.Or(err, invalidIf(*after < 0, "-after must not be negative, not %s", *after),
+		invalidIf(*window < 0, "-retry-window must not be negative, not %s", *window),
+		invalidIf(*after > 0 && *after < least, "-after %s is shorter than -retry-window %s: it would delete records that retries inside the window need (SPEC.md 6.11, \"Storage\")", *after, least))
+	if err != nil {
 		return fail(stderr, c.name, err)
 	}
 	db, err := openEmbedded(dir, !*dry)

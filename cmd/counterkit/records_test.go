@@ -55,7 +55,8 @@ func recordKeys(t *testing.T, dir string) int {
 // TestGCRecords: a dry run counts and deletes nothing; the sweep deletes
 // the 7 old records, keeps the 2 new ones and reports the damaged key
 // (exit 1, ErrCorruptEncoding); a second sweep deletes nothing; -after 1ns
-// deletes the new ones too; bad flags change nothing.
+// (with -retry-window 1ns) deletes the new ones too; bad flags, an -after
+// shorter than -retry-window among them, change nothing.
 func TestGCRecords(t *testing.T) {
 	dir := recordsStore(t)
 	emb := "embedded:" + dir
@@ -66,7 +67,8 @@ func TestGCRecords(t *testing.T) {
 		return code, res, errOut
 	}
 
-	for _, bad := range [][]string{{"-after", "-1s"}, {"key"}, {"-store", "riak:127.0.0.1:1/t/b"}} {
+	for _, bad := range [][]string{{"-after", "-1s"}, {"key"}, {"-store", "riak:127.0.0.1:1/t/b"},
+		{"-after", "25m"}, {"-after", "23h59m59s"}, {"-retry-window", "48h", "-after", "25h"}, {"-retry-window", "-1s"}} {
 		code, _, errOut := runCmd(t, "", append([]string{"gc", "records", "-store", emb}, bad...)...)
 		require.Equal(t, 2, code, "%v: %s", bad, errOut)
 		require.Contains(t, errOut, "crdt.ErrInvalidConfig", "%v", bad)
@@ -88,7 +90,7 @@ func TestGCRecords(t *testing.T) {
 	_, res, _ = sweep()
 	require.Equal(t, [4]int{0, 2, 0, 1}, [4]int{res.Deleted, res.Kept, res.Empty, res.Damaged})
 
-	_, res, _ = sweep("-after", "1ns")
+	_, res, _ = sweep("-retry-window", "1ns", "-after", "1ns")
 	require.Equal(t, [4]int{2, 0, 0, 1}, [4]int{res.Deleted, res.Kept, res.Empty, res.Damaged})
 	require.Equal(t, 1, recordKeys(t, dir))
 
@@ -128,7 +130,7 @@ func TestGCRecordsStoreErrors(t *testing.T) {
 	db, err := embedded.Open(held, embedded.Options{})
 	require.NoError(t, err)
 	for _, dry := range []string{"-dry-run=false", "-dry-run"} {
-		code, out, errOut := runCmd(t, "", "gc", "records", "-store", "embedded:"+held, dry, "-after", "1ns", "-o", "json")
+		code, out, errOut := runCmd(t, "", "gc", "records", "-store", "embedded:"+held, dry, "-retry-window", "1ns", "-after", "1ns", "-o", "json")
 		require.Equal(t, 1, code, errOut)
 		require.Empty(t, out)
 		require.Contains(t, errOut, "a running service holds "+held, dry)
@@ -167,7 +169,7 @@ func TestGCRecordsDryRunKeepsBytesAndTimes(t *testing.T) {
 	}
 	before := take()
 	time.Sleep(10 * time.Millisecond) // a write now would show in the times
-	for _, args := range [][]string{{"-after", "1ns"}, {"-o", "json"}, {"-after", "1ns", "-o", "json", "-timeout", "1ns"}} {
+	for _, args := range [][]string{{"-retry-window", "1ns", "-after", "1ns"}, {"-o", "json"}, {"-retry-window", "1ns", "-after", "1ns", "-o", "json", "-timeout", "1ns"}} {
 		code, out, errOut := runCmd(t, "", append([]string{"gc", "records", "-store", "embedded:" + dir, "-dry-run"}, args...)...)
 		require.Equal(t, 1, code, "%q: %s", args, errOut) // the damaged record
 		require.NotEmpty(t, out, args)
