@@ -435,8 +435,8 @@ func (a *Account) records(ctx context.Context, txn crdt.TxnID) ([]txnrec.Record,
 	oldest := a.opts.Clock().Add(-a.opts.RetryWindow)
 	var live []txnrec.Record
 	for i, b := range sibs {
-		var r txnrec.Record
-		if err := r.UnmarshalBinary(b); err != nil {
+		r, err := txnrec.Decode(b)
+		if err != nil {
 			return nil, nil, fmt.Errorf("the record of %q, sibling %d of %d: %w", txn, i+1, len(sibs), err)
 		}
 		if r.Key != "" { // only a Sharded ledger's sub-ledger names a key

@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
@@ -205,6 +206,7 @@ func TestOddRecords(t *testing.T) {
 		{"version 2 naming another key", [][]byte{rec(ledger.Record{Txn: "x", Amount: 5, Writer: "w", At: now, Version: 1, Key: "other"})}, crdt.ErrCorruptEncoding},
 		{"one damaged among good", [][]byte{rec(ledger.Record{Txn: "x", Amount: 5, Writer: "w", At: now, Version: 1}), {0x93, 0xc1}}, crdt.ErrCorruptEncoding},
 		{"10,000 damaged", slices.Repeat([][]byte{{0x93}}, 10_000), crdt.ErrCorruptEncoding},
+		{"another type's state", [][]byte{gcounterState(t)}, crdt.ErrCorruptEncoding}, // and ErrTypeMismatch
 		{"10,000 records of another amount", slices.Repeat([][]byte{rec(ledger.Record{Txn: "x", Amount: 6, Writer: "w", At: now, Version: 1})}, 10_000), crdt.ErrConflictingTransaction},
 		{"record of another txn (as a collision)", [][]byte{rec(ledger.Record{Txn: "q", Amount: 5, Writer: "w", At: now, Version: 1})}, nil},
 	} {
@@ -321,4 +323,13 @@ func TestRecordSiblingKinds(t *testing.T) {
 			require.Empty(t, sibs)
 		}
 	}
+}
+
+// gcounterState is a GCounter's encoding: another type's state.
+func gcounterState(t *testing.T) []byte {
+	g := gcounter.New()
+	require.NoError(t, g.Increment("a", 1))
+	b, err := g.MarshalBinary()
+	require.NoError(t, err)
+	return b
 }

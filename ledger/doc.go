@@ -48,8 +48,10 @@
 // # Caveats
 //
 //   - A corrupt sibling stops every operation on the key
-//     (crdt.ErrCorruptEncoding), writing nothing over it; a corrupt record
-//     stops only its own transaction's calls. `counterkit find ledger
+//     (crdt.ErrCorruptEncoding), writing nothing over it; a record that
+//     does not decode (damaged, another type's value, a newer format)
+//     stops only its own transaction's calls, with crdt.ErrCorruptEncoding
+//     beside the decoder's sentinel. `counterkit find ledger
 //     -drop-corrupt` writes the merge of the key's other siblings over a
 //     corrupt one (what it held is lost), or restore the key from a
 //     backup.

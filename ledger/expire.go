@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/txnrec"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -137,13 +138,8 @@ func ExpireRecords(ctx context.Context, st interface {
 		oldest := now().Add(-after)
 		dead, bad := true, error(nil)
 		for i, b := range sibs {
-			var r Record
-			if err := r.UnmarshalBinary(b); err != nil {
-				if !errors.Is(err, crdt.ErrCorruptEncoding) {
-					// another type's value, a newer format, too large:
-					// not a record this build reads, so damage here
-					err = fmt.Errorf("%w: %w", crdt.ErrCorruptEncoding, err)
-				}
+			r, err := txnrec.Decode(b)
+			if err != nil {
 				bad = fmt.Errorf("ledger: expiring records: %q, sibling %d of %d: %w", k, i+1, len(sibs), err)
 				break
 			}

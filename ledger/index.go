@@ -104,8 +104,8 @@ func (l *Ledger) lookup(ctx context.Context, txn crdt.TxnID, now time.Time) (ind
 		oldest = math.MinInt64
 	}
 	for i, b := range sibs {
-		var r Record
-		if err := r.UnmarshalBinary(b); err != nil {
+		r, err := txnrec.Decode(b)
+		if err != nil {
 			return indexed{}, fmt.Errorf("ledger %q: record of %q, sibling %d of %d: %w", l.key, txn, i+1, len(sibs), err)
 		}
 		switch {

@@ -7,6 +7,7 @@ package txnrec
 import (
 	"crypto/sha256"
 	"encoding/base32"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -86,6 +87,20 @@ func (r Record) MarshalBinary() ([]byte, error) {
 		e.String(r.Key)
 	}
 	return e.Bytes()
+}
+
+// Decode decodes a sibling stored under a record key. Whatever keeps it
+// from decoding (bytes that are no encoding, another type's state, a
+// record of a newer format, a value above a record's size) is damage to
+// that key alone: the error wraps crdt.ErrCorruptEncoding beside
+// UnmarshalBinary's own sentinel.
+func Decode(b []byte) (Record, error) {
+	var r Record
+	err := r.UnmarshalBinary(b)
+	if err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) {
+		err = fmt.Errorf("%w: %w", crdt.ErrCorruptEncoding, err)
+	}
+	return r, err
 }
 
 // UnmarshalBinary decodes a record, refusing one no writer makes (errors
