@@ -5,7 +5,7 @@
 // one.
 //
 // README.md lists what it models on its one simulated node (causality,
-// bucket types and properties, max_siblings, deletes, backend expiry,
+// bucket types and properties, quorums, max_siblings, deletes, backend expiry,
 // faults, request counts) and what it does not. The vclock bytes are the double's own
 // format (VClock.MarshalBinary), pinned by the golden files under
 // testdata/vclock.

@@ -802,7 +802,11 @@ func (s *FakeServer) get(m *rpbkv.RpbGetReq) (byte, proto.Message, rpcError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	typ := typeName(m.Type)
-	if _, rerr := s.propsLocked(typ, string(m.Bucket)); rerr != "" {
+	props, rerr := s.propsLocked(typ, string(m.Bucket))
+	if rerr != "" {
+		return 0, nil, rerr
+	}
+	if rerr := readQuorumError(props, m.R, m.Pr); rerr != "" {
 		return 0, nil, rerr
 	}
 	o := s.objectLocked(objectID{typ, string(m.Bucket), string(m.Key)})
@@ -916,12 +920,17 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 	id := objectID{typ, string(m.Bucket), key}
 	old := s.objectLocked(id)
 	if m.GetIfNoneMatch() || m.GetIfNotModified() {
-		// Riak reads the key first (riak_kv_pb_object), a key with no live
-		// value, only tombstones included, being "notfound" to it, and
-		// tries if_none_match first: with both set, a put on a key it does
-		// not find goes ahead.
-		found := old != nil && old.live()
+		// Riak reads the key first (riak_kv_pb_object), with the bucket's
+		// quorums, a key with no live value, only tombstones included,
+		// being "notfound" to it, and tries if_none_match first: with both
+		// set, a put on a key it does not find goes ahead. A read Riak
+		// refuses finds nothing for if_none_match, and its refusal is the
+		// answer for if_not_modified alone.
+		readErr := readQuorumError(props, nil, nil)
+		found := old != nil && old.live() && readErr == ""
 		switch {
+		case readErr != "" && !m.GetIfNoneMatch():
+			return 0, nil, readErr
 		case found && m.GetIfNoneMatch():
 			return 0, nil, "match_found"
 		case found && !ctx.Equal(old.vv):
@@ -929,6 +938,9 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 		case !found && !m.GetIfNoneMatch():
 			return 0, nil, "notfound"
 		}
+	}
+	if rerr := writeQuorumError(props, m.W, m.Dw, m.Pw); rerr != "" {
+		return 0, nil, rerr
 	}
 	content := proto.Clone(m.Content).(*rpbkv.RpbContent)
 	content.Deleted = nil
@@ -983,10 +995,16 @@ func (s *FakeServer) del(m *rpbkv.RpbDelReq) (byte, proto.Message, rpcError) {
 	id := objectID{typ, string(m.Bucket), string(m.Key)}
 	old := s.objectLocked(id)
 	if m.Vclock == nil {
+		if rerr := deleteReadQuorumError(props, m); rerr != "" {
+			return 0, nil, rerr
+		}
 		if old == nil || !old.live() {
 			return codeDelResp, nil, ""
 		}
 		ctx = old.vv
+	}
+	if rerr := deleteWriteQuorumError(props, m); rerr != "" {
+		return 0, nil, rerr
 	}
 	tomb := &rpbkv.RpbContent{Value: []byte{}, Deleted: proto.Bool(true)}
 	now := s.clock()
