@@ -349,3 +349,35 @@ func TestBackendRefusals(t *testing.T) {
 		require.Equal(t, "Invalid bucket properties: not_active", riakMessage(tg.cl.Execute(st)))
 	})
 }
+
+// TestBackendPutAfterDeleteReplacesTombstone: right after a delete that
+// covered every sibling, Riak keeps the tombstone for delete_mode (3 s by
+// default) and a fetch asking for deletedvclock gets its vclock with no
+// content, which the driver hands up as one tombstone: Fetch returns no
+// siblings and a token, and a Put with it supersedes the tombstone (one
+// sibling stored, not the tombstone and the value).
+func TestBackendPutAfterDeleteReplacesTombstone(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tg target) {
+		s := newStore(t, tg.cl, tg.opts)
+		key := uniqueKey("after-delete")
+		require.NoError(t, s.Put(ctx, key, "a", []byte("v1"), nil))
+		_, tok, err := s.Fetch(ctx, key)
+		require.NoError(t, err)
+		require.NoError(t, s.Delete(ctx, key, tok))
+
+		sibs, tok, err := s.Fetch(ctx, key)
+		require.NoError(t, err)
+		require.Empty(t, sibs)
+		require.NotNil(t, tok, "the tombstone's vclock, within delete_mode")
+		require.NoError(t, s.Put(ctx, key, "a", []byte("v2"), tok))
+
+		cmd, err := riakc.NewFetchValueCommandBuilder().WithBucketType(tg.opts.BucketType).WithBucket(tg.opts.Bucket).
+			WithKey(key).WithReturnDeletedVClock(true).Build()
+		require.NoError(t, err)
+		require.NoError(t, tg.cl.Execute(cmd))
+		resp := cmd.(*riakc.FetchValueCommand).Response
+		require.Len(t, resp.Values, 1, "the put superseded the tombstone")
+		require.False(t, resp.Values[0].IsTombstone)
+		require.Equal(t, []byte("v2"), resp.Values[0].Value)
+	})
+}
