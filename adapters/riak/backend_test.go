@@ -381,3 +381,33 @@ func TestBackendPutAfterDeleteReplacesTombstone(t *testing.T) {
 		require.Equal(t, []byte("v2"), resp.Values[0].Value)
 	})
 }
+
+// TestBackendMaxSiblings: Riak's max_siblings is 100 by default (riak_kv's
+// object.siblings.maximum): 100 writers that did not see each other leave
+// 100 siblings, in any bucket type, and the 101st put is refused before it
+// is applied ("{too_many_siblings,101}"), sent once and reported as
+// crdt.ErrAmbiguousWrite (a put a node forwarded first may still land);
+// a put with a fresh token supersedes every sibling and lands.
+func TestBackendMaxSiblings(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tg target) {
+		s := newStore(t, tg.cl, tg.opts)
+		key := uniqueKey("max-siblings")
+		for i := range riaktest.DefaultMaxSiblings {
+			require.NoError(t, s.Put(ctx, key, crdt.ActorID(fmt.Sprint("w", i)), []byte{byte(i)}, nil), "put %d", i)
+		}
+		err := s.Put(ctx, key, "last", []byte("last"), nil)
+		require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+		var re *riak.Error
+		require.ErrorAs(t, err, &re)
+		require.Equal(t, 1, re.Attempts, "not resent: the same put would be refused again")
+		require.Equal(t, fmt.Sprintf("{too_many_siblings,%d}", riaktest.DefaultMaxSiblings+1), riakMessage(err))
+
+		sibs, tok, err := s.Fetch(ctx, key)
+		require.NoError(t, err)
+		require.Len(t, sibs, riaktest.DefaultMaxSiblings, "the refused put left nothing")
+		require.NoError(t, s.Put(ctx, key, "last", []byte("last"), tok))
+		sibs, _, err = s.Fetch(ctx, key)
+		require.NoError(t, err)
+		require.Equal(t, [][]byte{[]byte("last")}, sibs)
+	})
+}
