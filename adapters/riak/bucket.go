@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strings"
 	"time"
@@ -48,8 +49,9 @@ func ConfigureBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket 
 // CheckBucket reads the bucket's effective properties and returns an error
 // wrapping crdt.ErrMisconfiguredStore if counterkit cannot keep its
 // guarantees there: allow_mult=false or last_write_wins=true (concurrent
-// writes dropped), a datatype (not a KV bucket) or consistent=true (not
-// supported). Otherwise, for bucketType "" or "default", the error wraps
+// writes dropped), a datatype (not a KV bucket), consistent=true (not
+// supported), or a quorum (r, pr, w, pw, dw, rw) set to a number above
+// n_val (Riak refuses every request it applies to). Otherwise, for bucketType "" or "default", the error wraps
 // ErrDefaultBucketType. dvv_enabled is not among the properties Riak
 // returns, so a type created with dvv_enabled=false cannot be detected: do
 // not create one. Other failures wrap crdt.ErrUnavailable.
@@ -76,6 +78,16 @@ func CheckBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket stri
 	}
 	if p.Consistent {
 		problems = append(problems, "consistent=true (strongly consistent buckets are not supported)")
+	}
+	for _, q := range []struct {
+		name string
+		v    uint32
+	}{{"r", p.R}, {"pr", p.Pr}, {"w", p.W}, {"pw", p.Pw}, {"dw", p.Dw}, {"rw", p.Rw}} {
+		// A number of vnodes, not one of the symbolic quorums (one,
+		// quorum, all, default: the largest uint32 values), above n_val.
+		if q.v < math.MaxUint32-4 && q.v > p.NVal {
+			problems = append(problems, fmt.Sprintf("%s=%d above n_val=%d (Riak refuses every such request: n_val_violation)", q.name, q.v, p.NVal))
+		}
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: bucket %s/%s has %s; run riak.ConfigureBucket or fix the bucket type",

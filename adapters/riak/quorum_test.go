@@ -20,6 +20,7 @@ const quorumBucket = "counterkit-test-quorum"
 // Siblings sends it once and reports crdt.ErrMisconfiguredStore. A delete
 // writes its tombstone with the bucket's rw, not its w
 // (riak_kv_delete), so a w above n_val refuses puts and not deletes.
+// CheckBucket (NewSiblings) refuses such a bucket before any request.
 // The bucket gets explicit quorums first, since a real Riak keeps them
 // from the last run.
 func TestBackendQuorumAboveNVal(t *testing.T) {
@@ -68,5 +69,14 @@ func TestBackendQuorumAboveNVal(t *testing.T) {
 		_, _, err = s.Fetch(ctx, key)
 		requireRefused(err, "fetch, r 2")
 		requireRefused(s.Delete(ctx, key, tok), "delete, rw 2")
+
+		// CheckBucket, and so NewSiblings, refuses such a bucket up front.
+		err = riak.CheckBucket(ctx, tg.cl, typ, quorumBucket)
+		require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
+		for _, q := range []string{"r=2", "w=2", "rw=2"} {
+			require.ErrorContains(t, err, q+" above n_val=1")
+		}
+		_, err = riak.NewSiblings(ctx, tg.cl, opts)
+		require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
 	})
 }
