@@ -101,12 +101,17 @@ func openCell(key, rec []byte) (int64, []byte, error) {
 // arrival time (Options.Now when it was applied), 8 bytes each; the gc
 // index orders tombstones by arrival time.
 
-func getTombstone(b tb, k []byte) (ts, arrival int64, ok bool) {
-	v := b.Get(k)
-	if len(v) != 16 {
-		return 0, 0, false
+// getTombstone returns the tombstone stored under k, if any; one that is
+// not 16 bytes is damage, never passed over.
+func getTombstone(b tb, k []byte) (ts, arrival int64, ok bool, err error) {
+	v, ok := b.lookup(k)
+	switch {
+	case !ok:
+		return 0, 0, false, nil
+	case len(v) != 16:
+		return 0, 0, false, fmt.Errorf("embedded: tombstone %q malformed: %w", k, crdt.ErrCorruptEncoding)
 	}
-	return int64(binary.BigEndian.Uint64(v)), int64(binary.BigEndian.Uint64(v[8:])), true
+	return int64(binary.BigEndian.Uint64(v)), int64(binary.BigEndian.Uint64(v[8:])), true, nil
 }
 
 func tsBytes(ts int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(ts)) }
@@ -160,7 +165,10 @@ func decodeRange(id, v []byte) (rangeDel, error) {
 func (w *writer) rangesOf(prefix []byte) ([]rangeDel, error) {
 	var out []rangeDel
 	c := w.ranges.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, v = c.Next() {
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(k) != len(prefix)+8 { // only this partition's ranges start with its prefix
+			return nil, fmt.Errorf("embedded: range tombstone %q malformed: %w", k, crdt.ErrCorruptEncoding)
+		}
 		r, err := decodeRange(k, v)
 		if err != nil {
 			return nil, err
@@ -175,9 +183,14 @@ func (w *writer) apply(m store.Mutation) error {
 	ck := append(slices.Clip(prefix), m.Key...) // the stored key of m.Key
 	switch m.Op {
 	case store.OpPut:
-		newer := func(b tb, k []byte) bool { d, _, ok := getTombstone(b, k); return ok && d >= m.Timestamp }
-		if newer(w.drops, prefix) || newer(w.points, ck) {
-			return nil
+		for _, t := range []struct {
+			b tb
+			k []byte
+		}{{w.drops, prefix}, {w.points, ck}} {
+			d, _, ok, err := getTombstone(t.b, t.k)
+			if err != nil || ok && d >= m.Timestamp {
+				return err
+			}
 		}
 		rs, err := w.rangesOf(prefix)
 		if err != nil {
@@ -251,9 +264,9 @@ func (w *writer) apply(m store.Mutation) error {
 // tombstone records a deletion at ts under k in b, and in the gc index,
 // unless one as new is there; it reports whether it recorded one.
 func (w *writer) tombstone(b tb, k []byte, kind byte, ts int64) (bool, error) {
-	old, arrived, ok := getTombstone(b, k)
-	if ok && old >= ts {
-		return false, nil
+	old, arrived, ok, err := getTombstone(b, k)
+	if err != nil || ok && old >= ts {
+		return false, err
 	}
 	if ok {
 		if err := w.gc.Delete(gcKey(arrived, kind, k)); err != nil {

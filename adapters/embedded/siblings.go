@@ -41,7 +41,9 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 		c := tx.Bucket(bucketSiblings).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			if len(k) != len(prefix)+dotBytes {
-				continue // another key of which this one is a prefix: impossible with the length prefix
+				// Only this key's siblings start with its length prefix.
+				return fmt.Errorf("embedded: sibling %q: a stored key of %d bytes after the key, not a dot: %w",
+					k, len(k)-len(prefix), crdt.ErrCorruptEncoding)
 			}
 			val, err := openRecord(k, v)
 			if err != nil {
