@@ -26,11 +26,14 @@
 //   - A damaged file is refused, never read wrong: Open checks the whole
 //     file first and changes nothing (crdt.ErrCorruptEncoding,
 //     crdt.ErrMisconfiguredStore, crdt.ErrUnsupportedVersion), every
-//     record carries a CRC-32C, DB.Verify checks a live store, and none of
-//     them crashes or hangs (damage to a page of the tree that appears
-//     while the file is open can: README.md, "Opening, locking and damage"). One exception: a format 1 file (0.1.0) has no
-//     digests and its tombstones no checksum, so damage to a tombstone
-//     made before Open upgrades it is not found (README.md, Layout).
+//     sibling and row carries a CRC-32C (a tombstone has none: the
+//     buckets' digests vouch for it), DB.Verify checks a live store, and
+//     none of them crashes or hangs (damage that appears while the file is
+//     open: README.md, "Opening, locking and damage"). One exception: a
+//     format 1 file (0.1.0) has no digests, so damage to a tombstone made
+//     before Open upgrades it is not found (README.md, Layout). An older
+//     copy of a file, or another store's, is no damage: it opens, without
+//     the writes made since it was taken.
 //   - One process: Open locks the directory; a second Open gets ErrLocked.
 //
 // Fetch and Snapshot read one consistent version; Scan reads

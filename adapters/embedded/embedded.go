@@ -29,8 +29,8 @@ const FileName = "counterkit.db"
 // greater one is refused (crdt.ErrUnsupportedVersion). Version 2 added the
 // buckets' digests; version 3 names in the digest record the transaction
 // that wrote it. Open upgrades an older file: a version 1 file checking
-// every record it can (a tombstone has no checksum in version 1: damage
-// to one before the upgrade is kept).
+// every record it can (a tombstone has no checksum, and version 1 no
+// digests: damage to one before the upgrade is kept).
 const FormatVersion = 3
 
 // Defaults for the zero Options.

@@ -53,10 +53,11 @@ riak       the bucket's properties as Riak returns them (quorums by name:
            one, quorum, all, default), and the verdict of riak.CheckBucket
            (allow_mult, last_write_wins, datatype, consistent, and the
            default bucket type, which has no dotted version vectors).
-embedded   DB.Verify (the engine's structure and the checksum of every
-           stored value and tombstone), then a read of every key through
-           the adapter. Any error fails the check. It runs in a child
-           process: a file that crashes the engine fails the check
+embedded   DB.Verify (the engine's structure, the buckets' digests, the
+           checksum of every stored value and the encoding of every
+           tombstone), then a read of every key through the adapter. Any
+           error fails the check. It runs in a child process: a file
+           that crashes the engine fails the check
            (crdt.ErrCorruptEncoding), one that makes it loop is stopped at
            -timeout (crdt.ErrUnavailable). The directory must not be in use.
 `
