@@ -125,10 +125,13 @@ type modelPartition struct {
 // per row tombstone and one per range tombstone marker (ReadCommand counts
 // each marker it returns). So nothing the partition deletion supersedes is
 // seen; a row tombstone that a range tombstone at least as new covers is
-// not seen; and the ranges are seen as the markers of their merged
-// deletion: one where a deletion opens, closes or changes (an open and a
-// close bound for a range alone, one shared bound where two touch, none
-// for a range inside one at least as new).
+// not seen; a row tombstone under a cell written above it is not counted
+// (the row has live data, or its expired cell is the one tombstone
+// counted: applyToRow counts a row's deletion only when neither is so,
+// and readAt counts expired cells); and the ranges are seen as the
+// markers of their merged deletion: one where a deletion opens, closes or
+// changes (an open and a close bound for a range alone, one shared bound
+// where two touch, none for a range inside one at least as new).
 func (p *modelPartition) tombstonesIn(from, last string) int {
 	in := func(k string) bool { return k >= from && (last == "" || k <= last) }
 	var ranges []modelRange
@@ -153,7 +156,7 @@ func (p *modelPartition) tombstonesIn(from, last string) int {
 	}
 	n := 0
 	for k, ts := range p.points {
-		if ts > p.drop && in(k) && deletedAt(k) < ts {
+		if _, rewritten := p.cells[k]; ts > p.drop && in(k) && deletedAt(k) < ts && !rewritten {
 			n++
 		}
 	}
@@ -215,6 +218,9 @@ type cqlModel struct {
 	batches   []int
 	// fail, when set, is returned by the next write instead of applying it.
 	fail error
+	// scanned is how many tombstones the last page read of a table
+	// scanned.
+	scanned int
 }
 
 func newCQLModel(db *DB) *cqlModel {
@@ -1001,7 +1007,9 @@ func (m *cqlModel) readAt(op Op, cql string, args []any, pageSize int, state []b
 			break
 		}
 	}
-	if n := p.tombstonesIn(from, last) + expired; n > modelTombstoneFail {
+	n := p.tombstonesIn(from, last) + expired
+	m.scanned = n
+	if n > modelTombstoneFail {
 		return nil, nil, &gocql.RequestErrReadFailure{Consistency: gocql.Quorum, NumFailures: 1}
 	}
 	out := make([][]any, len(keys))
