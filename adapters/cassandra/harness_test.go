@@ -10,7 +10,9 @@ package cassandra
 // tables are created in it if missing) and never dropped; its replication
 // is not checked here: the tests that need RF 1 (a write at THREE refused
 // as unavailable) read it from system_schema.keyspaces and skip, saying
-// why, when it is not (needSingleReplica, targets_test.go).
+// why, when it is not (needSingleReplica, targets_test.go). Every other
+// test runs at QUORUM and ALL, so its replication factor must not exceed
+// the live nodes (RF 3 on one node: every such request is unavailable).
 
 import (
 	"context"

@@ -19,6 +19,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -69,4 +70,56 @@ func TestModelRefusesSerialWriteStatement(t *testing.T) {
 			require.Equal(t, 1, writes)
 		}
 	}
+}
+
+// TestModelAvailabilityFollowsReplicationFactor: the model's node answers
+// as one Cassandra 4.0 node holding a keyspace whose replication factor
+// is in its system_schema.keyspaces: a request waits for blockFor
+// replicas (ONE 1, TWO 2, THREE 3, QUORUM and LOCAL_QUORUM RF/2+1 with
+// SimpleStrategy, ALL RF) of which one is alive, so on a keyspace at RF 3
+// QUORUM, LOCAL_QUORUM and ALL are Unavailable (ReplicaPlans'
+// assureSufficientLiveReplicas) while ONE is served.
+func TestModelAvailabilityFollowsReplicationFactor(t *testing.T) {
+	ctx := context.Background()
+	unavailable := func(t *testing.T, err error, required int) {
+		t.Helper()
+		require.ErrorIs(t, err, crdt.ErrUnavailable)
+		var un *gocql.RequestErrUnavailable
+		require.ErrorAs(t, err, &un)
+		require.Equal(t, required, un.Required)
+		require.Equal(t, 1, un.Alive)
+	}
+	tg := openModel(t)
+	setRF := func(rf string) {
+		tg.model.mu.Lock()
+		tg.model.keyspaces[tg.keyspace]["replication_factor"] = rf
+		tg.model.mu.Unlock()
+	}
+	mut := []store.Mutation{{Partition: "acct", Op: store.OpPut, Key: []byte("k"), Value: []byte("v"), Timestamp: 10}}
+
+	setRF("3")
+	def := tg.newDB(t, Options{})
+	unavailable(t, def.Siblings().Put(ctx, "k", "a", []byte("v"), nil), 2)
+	unavailable(t, def.Partitions().Apply(ctx, mut), 2)
+	_, _, err := def.Siblings().Fetch(ctx, "k")
+	unavailable(t, err, 2)
+	_, err = def.Partitions().Snapshot(ctx, "acct", 1, store.ReadComplete)
+	unavailable(t, err, 3)
+	local := tg.newDB(t, Options{Consistency: map[Op]gocql.Consistency{
+		OpSiblingsFetch: gocql.LocalQuorum, OpSiblingsPut: gocql.LocalQuorum, OpPartitionRead: gocql.LocalQuorum, OpPartitionApply: gocql.LocalQuorum}})
+	unavailable(t, local.Partitions().Apply(ctx, mut), 2)
+	one := tg.newDB(t, Options{Consistency: map[Op]gocql.Consistency{OpSiblingsPut: gocql.One, OpSiblingsFetch: gocql.All}})
+	require.NoError(t, one.Siblings().Put(ctx, "k", "a", []byte("v"), nil))
+	_, _, err = one.Siblings().Fetch(ctx, "k")
+	unavailable(t, err, 3)
+	require.Equal(t, 3, replicationFactor(tg.replication(t)), "system_schema is local to the node: read at QUORUM")
+
+	setRF("1")
+	_, err = def.Partitions().Snapshot(ctx, "acct", 1, store.ReadComplete)
+	require.NoError(t, err)
+	got, _, err := def.Siblings().Fetch(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("v")}, got)
+	three := tg.newDB(t, Options{Consistency: map[Op]gocql.Consistency{OpSiblingsPut: gocql.Three, OpSiblingsFetch: gocql.All}})
+	unavailable(t, three.Siblings().Put(ctx, "k", "a", []byte("w"), nil), 3)
 }

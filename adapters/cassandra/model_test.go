@@ -31,9 +31,11 @@ package cassandra
 //     LOCAL_SERIAL, are refused ("ANY ConsistencyLevel is only supported
 //     for writes", "You must use conditional updates for serializable
 //     writes": ConsistencyLevel.validateForRead and validateForWrite);
-//   - the cluster is one node at replication factor 1: a level asking for
-//     two or three replicas is unavailable; system_schema.keyspaces gives
-//     every keyspace SimpleStrategy at RF 1;
+//   - the cluster is one node: system_schema.keyspaces gives every
+//     keyspace SimpleStrategy at RF 1 (a test may raise it), a request
+//     waits for the replicas its level asks of that factor (blockFor) and
+//     one is alive, so at RF 1 TWO and THREE are unavailable, and at RF 3
+//     QUORUM, LOCAL_QUORUM and ALL too;
 //   - requests go through the driver's retry loop (drive), and, when the
 //     context has a deadline, take time both ways, so a deadline can pass
 //     before a write lands or after;
@@ -606,15 +608,22 @@ type modelFault struct{ err error }
 func (f *modelFault) Error() string { return f.err.Error() }
 func (f *modelFault) Unwrap() error { return f.err }
 
-// replicasFor returns how many replicas a request at c waits for.
-func replicasFor(c gocql.Consistency) int {
+// blockFor returns how many replicas a request at c waits for in a
+// SimpleStrategy keyspace at replication factor rf
+// (ConsistencyLevel.blockFor: quorums are rf/2+1, LOCAL_QUORUM and
+// EACH_QUORUM included, ALL is rf).
+func blockFor(c gocql.Consistency, rf int) int {
 	switch c {
 	case gocql.Two:
 		return 2
 	case gocql.Three:
 		return 3
+	case gocql.Quorum, gocql.LocalQuorum, gocql.EachQuorum, gocql.Serial, gocql.LocalSerial:
+		return rf/2 + 1
+	case gocql.All:
+		return rf
 	}
-	return 1 // ONE, LOCAL_ONE, and every quorum and ALL of a single replica
+	return 1 // ANY, ONE, LOCAL_ONE
 }
 
 // modelQuery is the gocql.RetryableQuery the model hands a retry policy.
@@ -722,14 +731,36 @@ func checkWriteLevel(stmts []stmt, cons gocql.Consistency) error {
 	return nil
 }
 
-// checkReplicas refuses a request at cons needing more replicas than
-// there are. Cassandra checks it after building the request's mutations
+// checkReplicas refuses a request at cons on a keyspace at replication
+// factor rf needing more replicas than are alive: the node's one replica
+// (a keyspace at RF 3 on one node still has one replica of each
+// partition). Cassandra checks it after building the request's mutations
 // or read commands, so after the checks of its bound values.
-func checkReplicas(cons gocql.Consistency) error {
-	if n := replicasFor(cons); n > modelNodes {
-		return &gocql.RequestErrUnavailable{Consistency: cons, Required: n, Alive: modelNodes}
+func checkReplicas(cons gocql.Consistency, rf int) error {
+	alive := min(rf, modelNodes)
+	if n := blockFor(cons, rf); n > alive {
+		return &gocql.RequestErrUnavailable{Consistency: cons, Required: n, Alive: alive}
 	}
 	return nil
+}
+
+// replicationFactorOf returns the replication factor of the keyspace of
+// table (a quoted "ks"."table") as system_schema.keyspaces gives it; the
+// caller holds m.mu. system_schema is local to the node (RF 1).
+func (m *cqlModel) replicationFactorOf(table string) (int, error) {
+	ks, _, _ := strings.Cut(strings.TrimPrefix(table, `"`), `"`)
+	if ks == "system_schema" {
+		return 1, nil
+	}
+	rep, ok := m.keyspaces[ks]
+	if !ok {
+		return 0, fmt.Errorf("model: no keyspace %q", ks)
+	}
+	rf := replicationFactor(rep)
+	if rf < 1 {
+		return 0, fmt.Errorf("model: keyspace %q with replication %v", ks, rep)
+	}
+	return rf, nil
 }
 
 // asFault returns err as the node's refusal when it is one (an
@@ -825,7 +856,13 @@ func (m *cqlModel) sendAt(stmts []stmt, cons gocql.Consistency, now time.Time) e
 	if batchlogged(stmts) && total > modelBatchFail {
 		return invalidRequest("Batch too large")
 	}
-	if err := checkReplicas(cons); err != nil {
+	m.mu.Lock()
+	rf, err := m.replicationFactorOf(tableRE.FindStringSubmatch(stmts[0].cql)[1])
+	m.mu.Unlock()
+	if err != nil {
+		return &modelFault{err}
+	}
+	if err := checkReplicas(cons, rf); err != nil {
 		return err
 	}
 	for _, n := range size {
@@ -971,7 +1008,11 @@ func (m *cqlModel) readAt(op Op, cql string, args []any, pageSize int, state []b
 	if pk, err = t.partitionKey(pk); err != nil {
 		return nil, nil, err
 	}
-	if err := checkReplicas(cons); err != nil {
+	rf, err := m.replicationFactorOf(t.name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkReplicas(cons, rf); err != nil {
 		return nil, nil, err
 	}
 	if len(state) > 0 {
@@ -1053,7 +1094,7 @@ func (m *cqlModel) readKeyspaces(cols, where string, args []any, cons gocql.Cons
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkReplicas(cons); err != nil {
+	if err := checkReplicas(cons, 1); err != nil { // system_schema: LocalStrategy
 		return nil, nil, err
 	}
 	m.reads++
