@@ -2,7 +2,8 @@ package cassandra
 
 // A model of how Cassandra stores a table with one partition key column,
 // one clustering column and one value column, driven by the CQL text the
-// adapter sends. It lets the stores run in CI, with their real statement
+// adapter sends, its tables made from the CREATE TABLE statements
+// CreateSchema sends (createTablesFrom). It lets the stores run in CI, with their real statement
 // building, validation, tokens, paging and clock, against the rules they
 // rely on:
 //
@@ -254,21 +255,55 @@ func (m *cqlModel) attach(db *DB) {
 	}
 }
 
-// createTables adds db's two tables to the model, as CreateSchema does
-// on a cluster.
+// createTables adds db's two tables to the model from the statements
+// CreateSchema sends (ddl), as CreateSchema does on a cluster; db's
+// keyspace is created first if it is missing.
 func (m *cqlModel) createTables(db *DB) {
+	if err := m.createTablesFrom(db, ddl(db.tables)); err != nil {
+		panic(err) // schema.go's statements are not a table the model plays
+	}
+}
+
+// createTableRE matches the CREATE TABLE statements of schema.go: three
+// columns, a partition key and a clustering column.
+var createTableRE = regexp.MustCompile(`^CREATE TABLE IF NOT EXISTS ("[a-z0-9_]+"\."[a-z0-9_]+") \(\n` +
+	`\t([a-z_]+) +([a-z]+),\n\t([a-z_]+) +([a-z]+),\n\t([a-z_]+) +([a-z]+),\n` +
+	`\tPRIMARY KEY \(\(([a-z_]+)\), ([a-z_]+)\)\n\)$`)
+
+// createTablesFrom runs stmts, CREATE TABLE IF NOT EXISTS statements, in
+// db's keyspace (created at RF 1 if missing). The model plays a table of
+// three columns: a text partition key, a text or blob clustering column
+// and a blob value; another statement is an error.
+func (m *cqlModel) createTablesFrom(db *DB, stmts []string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.keyspaces[db.keyspace] = map[string]string{
-		"class":              "org.apache.cassandra.locator.SimpleStrategy",
-		"replication_factor": fmt.Sprint(modelNodes),
-	}
-	for short, cols := range map[string][3]string{tableSiblings: {"key", "actor", "value"}, tablePartitions: {"partition", "key", "value"}} {
-		name := db.tables[short]
-		if m.tables[name] == nil {
-			m.tables[name] = &modelTable{name: name, pk: cols[0], ck: cols[1], val: cols[2], ckText: short == tableSiblings, parts: map[string]*modelPartition{}}
+	if m.keyspaces[db.keyspace] == nil {
+		m.keyspaces[db.keyspace] = map[string]string{
+			"class":              "org.apache.cassandra.locator.SimpleStrategy",
+			"replication_factor": fmt.Sprint(modelNodes),
 		}
 	}
+	for _, s := range stmts {
+		mm := createTableRE.FindStringSubmatch(s)
+		if mm == nil {
+			return fmt.Errorf("model: a table it does not play: %q", s)
+		}
+		types := map[string]string{mm[2]: mm[3], mm[4]: mm[5], mm[6]: mm[7]}
+		pk, ck := mm[8], mm[9]
+		var val string
+		for c := range types {
+			if c != pk && c != ck {
+				val = c
+			}
+		}
+		if len(types) != 3 || pk == ck || types[pk] != "text" || types[val] != "blob" || types[ck] != "text" && types[ck] != "blob" {
+			return fmt.Errorf("model: a table it does not play (a text partition key, a text or blob clustering column, a blob value): %q", s)
+		}
+		if m.tables[mm[1]] == nil {
+			m.tables[mm[1]] = &modelTable{name: mm[1], pk: pk, ck: ck, val: val, ckText: types[ck] == "text", parts: map[string]*modelPartition{}}
+		}
+	}
+	return nil
 }
 
 // modelSiblings returns db.Siblings() with its reads and writes on m.
@@ -437,6 +472,9 @@ func (m *cqlModel) parseWrite(s stmt, now int64) (modelOp, string, error) {
 		}
 		vals := map[string]any{}
 		for i, c := range cols {
+			if c != t.pk && c != t.ck && c != t.val {
+				return nil, "", invalidRequest("Undefined column name " + c)
+			}
 			vals[c] = s.args[i]
 		}
 		// Checked in Cassandra's order: the partition key, then the
