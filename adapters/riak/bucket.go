@@ -1,6 +1,7 @@
 package riak
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -101,16 +102,20 @@ func CheckBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket stri
 	return nil
 }
 
-// dialTimeout bounds NewCluster's check that some node accepts connections.
+// dialTimeout bounds NewCluster's check that some node accepts connections
+// when it has no request timeout.
 const dialTimeout = 5 * time.Second
 
 // NewCluster builds and starts a riak-go-client cluster for the given
 // protocol-buffers addresses (host:port) with driver-level retries off
 // (ExecutionAttempts 1) and requestTimeout as the per-request read timeout
-// (0: the driver's 5s). Stop it when done. It first connects to the
-// addresses in turn (up to 5s each, not past ctx) and sends a ping, and
-// fails with an error wrapping crdt.ErrUnavailable (and ctx's error, if
-// that was the cause) when no node answers (README.md, "Usage", says why).
+// and the timeout of each connection attempt (0: the driver's 5s and 3s),
+// so that an address that does not answer (a firewalled or stopped host)
+// costs no more than requestTimeout. Stop it when done. It first connects
+// to the addresses in turn (up to requestTimeout each, 5s with 0, not past
+// ctx) and sends a ping, and fails with an error wrapping
+// crdt.ErrUnavailable (and ctx's error, if that was the cause) when no
+// node answers (README.md, "Usage", says why).
 func NewCluster(ctx context.Context, requestTimeout time.Duration, addrs ...string) (*riakc.Cluster, error) {
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("%w: no Riak address", crdt.ErrInvalidConfig)
@@ -120,7 +125,7 @@ func NewCluster(ctx context.Context, requestTimeout time.Duration, addrs ...stri
 	}
 	nodes := make([]*riakc.Node, 0, len(addrs))
 	for _, a := range addrs {
-		n, err := riakc.NewNode(&riakc.NodeOptions{RemoteAddress: a, RequestTimeout: requestTimeout})
+		n, err := riakc.NewNode(&riakc.NodeOptions{RemoteAddress: a, RequestTimeout: requestTimeout, ConnectTimeout: max(requestTimeout, 0)})
 		if err != nil {
 			return nil, fmt.Errorf("%w: node %q: %v", crdt.ErrInvalidConfig, a, err)
 		}
@@ -133,7 +138,7 @@ func NewCluster(ctx context.Context, requestTimeout time.Duration, addrs ...stri
 	// Check that some node accepts connections before the cluster runs its
 	// first command, which would otherwise spin until one does.
 	var dialErrs []error
-	d := net.Dialer{Timeout: dialTimeout}
+	d := net.Dialer{Timeout: cmp.Or(max(requestTimeout, 0), dialTimeout)}
 	for _, a := range addrs {
 		c, err := d.DialContext(ctx, "tcp", a)
 		if err == nil {
