@@ -397,7 +397,7 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 	levels, lerr := parseConsistency(*consistency)
 	schema, serr := cassandra.Schema(*keyspace, *prefix)
 	if err := cmp.Or(checkTimeout(*timeout), invalidIf(*hosts == "" || *keyspace == "" || fs.NArg() > 0, "check cassandra takes -hosts and -keyspace"),
-		lerr, cli.Usage(serr)); err != nil {
+		checkAddresses("cassandra", cli.SplitList(*hosts)), lerr, cli.Usage(serr)); err != nil {
 		return fail(stderr, "check", err)
 	}
 	rep := newCheckReport("cassandra:" + strings.Join(cli.SplitList(*hosts), ",") + "/" + *keyspace)
@@ -632,7 +632,8 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if err := cmp.Or(checkTimeout(*timeout), invalidIf(*addr == "" || *bucket == "" || fs.NArg() > 0, "check riak takes -addr, -type and -bucket")); err != nil {
+	if err := cmp.Or(checkTimeout(*timeout), invalidIf(*addr == "" || *bucket == "" || fs.NArg() > 0, "check riak takes -addr, -type and -bucket"),
+		checkAddresses("riak", cli.SplitList(*addr))); err != nil {
 		return fail(stderr, "check", err)
 	}
 	bt := cmp.Or(*typ, "default")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +64,10 @@ func parseStore(spec string) (storeSpec, error) {
 	if !ok {
 		return bad("no store kind")
 	}
+	if at := credentialsEnd(kind, rest); at >= 0 {
+		spec = kind + ":***" + rest[at:]
+		return bad(noCredentials)
+	}
 	switch kind {
 	case "embedded":
 		if rest == "" {
@@ -86,10 +91,55 @@ func parseStore(spec string) (storeSpec, error) {
 		if len(cli.SplitList(parts[0])) == 0 {
 			return bad("no address")
 		}
+		if why := addressProblem("riak", cli.SplitList(parts[0])); why != "" {
+			return bad(why)
+		}
 		return storeSpec{kind: kind, hosts: cli.SplitList(parts[0]), typ: parts[1], bucket: parts[2]}, nil
 	default:
 		return bad(fmt.Sprintf("unknown store kind %q", kind))
 	}
+}
+
+// noCredentials says why an address with credentials is refused.
+const noCredentials = "an address holds credentials (USER:PASSWORD@HOST, not printed): counterkit connects without authentication and takes none"
+
+// credentialsEnd returns the index in rest, the part of a -store value
+// after "cassandra:" or "riak:", of the last @ of the credentials it
+// holds, or -1. Everything before it is left out of messages, so a
+// password holding a slash or a comma is not printed either. A Cassandra
+// keyspace holds no @; a Riak bucket (the part after the last slash) may.
+func credentialsEnd(kind, rest string) int {
+	switch kind {
+	case "cassandra":
+		return strings.LastIndex(rest, "@")
+	case "riak":
+		return strings.LastIndex(rest[:max(strings.LastIndex(rest, "/"), 0)], "@")
+	}
+	return -1
+}
+
+// checkAddresses refuses the addresses of a Cassandra or Riak store that
+// addressProblem finds wrong: a usage error wrapping crdt.ErrInvalidConfig.
+func checkAddresses(kind string, addrs []string) error {
+	if why := addressProblem(kind, addrs); why != "" {
+		return cli.Usagef("%w: %s", crdt.ErrInvalidConfig, why)
+	}
+	return nil
+}
+
+// addressProblem says what is wrong with the addresses of a Cassandra or
+// Riak store, or "": one holds credentials (noCredentials; the address is
+// not printed), or a Riak address has no port.
+func addressProblem(kind string, addrs []string) string {
+	for _, a := range addrs {
+		if strings.Contains(a, "@") {
+			return noCredentials
+		}
+		if _, _, err := net.SplitHostPort(a); kind == "riak" && err != nil {
+			return fmt.Sprintf("riak address %q: want host:port", a)
+		}
+	}
+	return ""
 }
 
 // storeOpts are the flags that shape how a store is opened.
