@@ -72,8 +72,8 @@ type Options struct {
 	// Clock returns the current time. Default time.Now.
 	Clock func() time.Time
 	// Observer, when set, receives one observe.Event per Add or Apply
-	// ("add"), Balance and Conflicts ("read") and Merge, its store calls
-	// nested in it. Of Transactions, one per call: Apply ("add", outcome
+	// ("add"), Balance and Conflicts ("read"), Merge and Delete
+	// ("delete"), its store calls nested in it. Of Transactions, one per call: Apply ("add", outcome
 	// observe.Applied or observe.Duplicate when it succeeds, Attempts the
 	// record reads it made), Balance, Conflicts and Recorded ("read"),
 	// Merge (all the row partitions' merges, counts summed) and Delete

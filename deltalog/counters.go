@@ -51,7 +51,7 @@ type Options struct {
 	// Clock returns the current time. Default time.Now.
 	Clock func() time.Time
 	// Observer, when set, receives one observe.Event per Add or Apply
-	// ("add"), Read, Merge and Compact.
+	// ("add"), Read, Merge, Compact and Delete.
 	Observer observe.Observer
 }
 

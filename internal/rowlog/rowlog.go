@@ -165,12 +165,17 @@ func (t *Table[R]) Scan(ctx context.Context, partition string, from []byte, leve
 	return bad
 }
 
-// Delete removes partition with one store call.
+// Delete removes partition with one store call (the Observer's
+// "delete").
 func (t *Table[R]) Delete(ctx context.Context, partition string) error {
-	if err := t.CheckKey(partition); err != nil {
-		return err
+	ctx, op := t.Start(ctx, "delete")
+	defer op.End(Unreturned(true)) // if the store panics
+	err := t.CheckKey(partition)
+	if err == nil {
+		err = t.Write(ctx, []store.Mutation{{Partition: partition, Op: store.OpDeletePartition}})
 	}
-	return t.Write(ctx, []store.Mutation{{Partition: partition, Op: store.OpDeletePartition}})
+	End(&op, err, observe.Event{Attempts: 1})
+	return err
 }
 
 // DecodeRow returns the row a stored row of partition holds, decoding its
