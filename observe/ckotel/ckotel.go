@@ -11,6 +11,14 @@
 // The instrumentation scope is ScopeName at Version, with the schema of
 // the semantic conventions it follows.
 //
+// The bridge records on the operation's goroutine and exports nothing
+// itself: with a batch span processor (sdktrace.WithBatcher) and a
+// periodic reader, as production setups have, an exporter that is slow or
+// stuck delays no counter operation (spans past the processor's queue are
+// dropped); a synchronous one (sdktrace.WithSyncer) exports inside each
+// operation's end. A provider that panics makes the operation panic once
+// it is done (observe.Observer).
+//
 // # Spans
 //
 // A driver operation is an Internal span named "counterkit <component>
