@@ -349,9 +349,11 @@ func (ac *Accounts) finishMerge(m *startedMerge, account string) (MergeReport, e
 	return rep, err
 }
 
-// mergeEvent is the event of a merge that reported rep.
+// mergeEvent is the event of a merge that reported rep. Folded is the
+// rows it folded into its sum row (one tombstone each) and those it
+// removed.
 func mergeEvent(rep MergeReport) observe.Event {
-	e := observe.Event{Attempts: 1, Conflicts: len(rep.Conflicts), Folded: len(rep.Deleted) + len(rep.Collected),
+	e := observe.Event{Attempts: 1, Conflicts: len(rep.Conflicts), Folded: len(rep.Tombstones) + len(rep.Deleted) + len(rep.Collected),
 		Rows: len(rep.Tombstones) + len(rep.Settled) + len(rep.Deleted) + len(rep.Collected)}
 	if rep.Sum != nil {
 		e.Rows++

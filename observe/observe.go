@@ -75,7 +75,10 @@ type Event struct {
 	Lag    time.Duration
 	Bytes  int // the size of the state written or read,
 	Actors int // in bytes and in actor entries
-	Rows   int // rows or values a store call read or wrote
+	// Rows is the rows or values a store call read or wrote; of a driver
+	// operation, the cells a deltalog read summed or the rows a balance
+	// merge wrote.
+	Rows int
 }
 
 // Outcomes. A driver reports the most specific that applies.
