@@ -49,3 +49,51 @@ func TestCellOfAnotherTypeOrTooLargeIsCorrupt(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeCellNewerThanTheWindowIsCorrupt: a merge cell whose id is not
+// older than now − Window, which no merge writes (SPEC.md 8.5), stops Read,
+// Merge and Compact with crdt.ErrCorruptEncoding, and nothing is written;
+// read, it would hide every cell Add still accepts below it, and Compact
+// would delete them. One a microsecond older than now − Window is read.
+func TestMergeCellNewerThanTheWindowIsCorrupt(t *testing.T) {
+	ctx := context.Background()
+	for name, ahead := range map[string]time.Duration{
+		"a day ahead":       24 * time.Hour,
+		"inside the window": -30 * time.Second,
+		"at now − Window":   -time.Minute,
+		"older":             -time.Minute - time.Microsecond,
+	} {
+		t.Run(name, func(t *testing.T) {
+			clock := &fakeClock{now: base}
+			opts := testOptions(clock) // Window 1m
+			mem := memory.NewPartitions()
+			dc, err := deltalog.New(mem, opts)
+			require.NoError(t, err)
+			require.NoError(t, dc.Add(ctx, "k", timeid.New(base.Add(-40*time.Second)), 5))
+			m := deltalog.Cell{ID: timeid.New(base.Add(ahead)), Kind: deltalog.KindMerge, Delta: 1,
+				Stats: deltalog.Stats{Count: 1, Sum: 1, Min: 1, Max: 1, SumSqLo: 1}, Written: base.Add(-time.Hour).UnixNano()}
+			b, err := m.MarshalBinary()
+			require.NoError(t, err)
+			require.NoError(t, mem.Apply(ctx, []store.Mutation{{Partition: "k", Op: store.OpPut, Key: deltalog.EncodeKey(m.ID, m.Kind), Value: b, Timestamp: 1}}))
+			require.NoError(t, dc.Add(ctx, "k", timeid.New(base), 7))
+			before, err := mem.Snapshot(ctx, "k", 100, store.ReadComplete)
+			require.NoError(t, err)
+			r, err := dc.Read(ctx, "k")
+			if name == "older" {
+				require.NoError(t, err)
+				require.Equal(t, int64(13), r.Value)
+				return
+			}
+			require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+			require.ErrorContains(t, err, "not older than now − Window")
+			_, _, err = dc.Merge(ctx, "k")
+			require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+			deleted, err := dc.Compact(ctx, "k")
+			require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+			require.False(t, deleted)
+			after, err := mem.Snapshot(ctx, "k", 100, store.ReadComplete)
+			require.NoError(t, err)
+			require.Equal(t, before, after, "nothing written")
+		})
+	}
+}

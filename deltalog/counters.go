@@ -179,10 +179,17 @@ func (c *Counters) Apply(ctx context.Context, b *Batch) error {
 func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, time.Time, error) {
 	start := c.opts.Clock()
 	var cells []Cell
+	var bad error
 	err := c.t.Scan(ctx, counter, nil, store.ReadComplete, func(cell Cell) bool {
+		if bad = c.checkMergeCell(counter, cell); bad != nil {
+			return false
+		}
 		cells = append(cells, cell)
 		return cell.Kind != KindMerge
 	})
+	if err == nil {
+		err = bad
+	}
 	if err != nil {
 		return nil, start, err
 	}
@@ -190,6 +197,24 @@ func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, tim
 		return nil, start, fmt.Errorf("%w (%v > %v)", ErrSlowScan, el, c.opts.MaxScan)
 	}
 	return cells, start, nil
+}
+
+// checkMergeCell refuses, as crdt.ErrCorruptEncoding, a merge cell whose
+// id is not older than now − Window, by the clock read when the scan meets
+// it. A merge writes its cell at the id of a cell older than its own
+// clock's now − Window − SafetyMargin, and clocks agree within FutureSkew
+// (under SafetyMargin / 2), so no merge wrote it; read, it would hide the
+// cells Add still accepts below it, and Compact would delete them (SPEC.md
+// 8.5).
+func (c *Counters) checkMergeCell(counter string, cell Cell) error {
+	if cell.Kind != KindMerge {
+		return nil
+	}
+	if floor := c.opts.Clock().Add(-c.opts.Window); !cell.ID.Time().Before(floor) {
+		return fmt.Errorf("%w: deltalog: counter %q: merge cell %s at %s is not older than now − Window (%s): no merge writes it",
+			crdt.ErrCorruptEncoding, counter, cell.ID, cell.ID.Time().UTC().Format(time.RFC3339Nano), floor.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // Read returns counter's value and aggregates: the sum of its cells from
@@ -271,13 +296,20 @@ func (c *Counters) compact(ctx context.Context, counter string) (deleted bool, e
 	var m Cell
 	found := false
 	horizon := c.opts.Clock().Add(-c.opts.CompactGrace).UnixNano()
+	var bad error
 	err = c.t.Scan(ctx, counter, nil, store.ReadComplete, func(cell Cell) bool {
+		if bad = c.checkMergeCell(counter, cell); bad != nil {
+			return false
+		}
 		if cell.Kind == KindMerge && cell.Written <= horizon {
 			m, found = cell, true
 			return false
 		}
 		return true
 	})
+	if err == nil {
+		err = bad
+	}
 	if err != nil || !found {
 		return false, err
 	}

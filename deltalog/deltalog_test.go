@@ -371,7 +371,10 @@ func TestConcurrentMergesAtDifferentCutoffs(t *testing.T) {
 				}
 			}
 			require.Equal(t, 2, merges)
-			r, err := a.Read(ctx, "k")
+			// B's clock, 20s ahead of A's (past FutureSkew), is the reader's:
+			// A's, behind B's merge cell by more than SafetyMargin −
+			// FutureSkew, refuses it (SPEC.md 8.5).
+			r, err := b.Read(ctx, "k")
 			require.NoError(t, err)
 			require.Equal(t, want, r.Value)
 			// Each merge cell is the exact sum of the regular cells at or

@@ -40,7 +40,9 @@
 //     FutureSkew after a Delete may be lost.
 //   - Read cost is the number of updates since the newest merge cell, plus
 //     one.
-//   - A cell that does not decode stops Read, Merge and Compact of its
-//     counter (crdt.ErrCorruptEncoding, naming it) until it is restored
-//     from a backup or the counter deleted (Delete).
+//   - A cell that does not decode, or a merge cell whose id is not older
+//     than now − Window (no merge writes it: SPEC.md 8.5), stops Read,
+//     Merge and Compact of its counter (crdt.ErrCorruptEncoding, naming
+//     it) until it is restored from a backup or the counter deleted
+//     (Delete).
 package deltalog

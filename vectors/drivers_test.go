@@ -3954,6 +3954,14 @@ func dvGenDeltalog() dvFile {
 				dvKeyOp("merge", k),
 				dvKeyOp("read", k),
 			}},
+		{Name: "a merge cell not older than now - window is corrupt", Note: "the merge at 0 writes its cell at c (-15m). Read by a clock at -5m, it is not older than now - window: no merge writes that (a merge's cell is older than its own now - window - safety margin, and clocks agree within future skew), and read it would hide the cells an add still accepts below it, which compact would delete. So read, merge and compact fail corrupt and write nothing. At -5m + 1µs the same rows read 18",
+			Options: opts, Steps: append(mergeSetup(6),
+				dvClock(dvKeyOp("merge", k), at(6, 0)),
+				dvClock(dvKeyOp("read", k), at(6, -5*time.Minute)),
+				dvKeyOp("merge", k),
+				dvKeyOp("compact", k),
+				dvClock(dvKeyOp("read", k), at(6, -5*time.Minute+time.Microsecond)),
+			)},
 	}
 	return dvFile{Driver: "deltalog", Note: "SPEC.md 8.4, 8.5 and 11.1: deltalog counters against a scripted partition store", Vectors: dvGenerate("deltalog", vs),
 		OptionChecks: dvDeltalogOptionChecks()}
@@ -7139,8 +7147,9 @@ func dvLanded(c dvCall) bool {
 // dvModelDeltalog checks deltalog vectors against SPEC.md 8.2-8.5. Add
 // refuses an id outside [now - window, now + future skew] with no call and
 // otherwise puts the regular cell, at max(now, last + 1) µs, once. Read,
-// Merge and Compact scan the partition completely from its first row. Read
-// stops at the first merge cell and sums what it read exactly. Merge takes
+// Merge and Compact scan the partition completely from its first row, and
+// fail corrupt at a merge cell not older than now - window. Read stops at
+// the first merge cell and sums what it read exactly. Merge takes
 // cutoff = now - window - safety margin and writes, at the newest read cell
 // older than the cutoff (unless it is a merge cell), a merge cell with the
 // aggregate of that cell and everything read below it, written = now.
@@ -7186,14 +7195,21 @@ func dvModelDeltalog(v dvVector) []string {
 				return nil, false
 			}
 			var read []*dvDesc
+			corrupt := false
 			for _, r := range c.Rows {
 				read = append(read, r.Is)
-				if stop(r.Is) {
+				// A merge cell not older than now - window is written by
+				// no merge (SPEC.md 8.5).
+				if corrupt = r.Is.Kind == "m" && !dvIDTime(r.Is.ID).Before(now.Add(-dvDur(o.WindowNS))); corrupt || stop(r.Is) {
 					break
 				}
 			}
 			if c.Visited == nil || *c.Visited != len(read) {
 				bad("visited %v rows, the model reads %d", c.Visited, len(read))
+			}
+			if corrupt {
+				errKind = "corrupt"
+				return nil, false
 			}
 			return read, true
 		}
