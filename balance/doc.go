@@ -55,6 +55,9 @@
 //     naming the row; Transactions.Merge goes on with the other
 //     partitions), until the partition is restored from a backup or the
 //     account deleted (Transactions.Delete works on a damaged account).
+//     A Transactions record that does not decode fails only the Apply and
+//     Recorded of its own transaction (crdt.ErrCorruptEncoding), while
+//     their clock's retry window is one the record was written in.
 //   - Accounts.Merge merges an account in the store; Example_mergeTrace
 //     shows it step by step.
 package balance

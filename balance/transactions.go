@@ -844,15 +844,13 @@ func newestSum(v View) ID {
 }
 
 // lookup returns the amounts of id's records in the record partition of
-// now's window, in key order.
+// now's window, in key order. A damaged record of another transaction
+// does not fail it.
 func (tx *Transactions) lookup(ctx context.Context, account string, id ID, now time.Time) (amounts []int64, err error) {
 	// The key's prefix (id and kind): every N row of id, whatever the
-	// amount in its version, sorts at or after it.
-	from := EncodeKey(Key{UpdateID: id, Kind: KindNormal})[:RowKeyLen-timeid.KeyLen]
-	err = tx.ac.t.Scan(ctx, tx.recordPartition(account, tx.window(now), id), from, store.ReadAny, func(r Row) bool {
-		if r.UpdateID != id || r.Kind != KindNormal {
-			return false
-		}
+	// amount in its version, starts with it.
+	prefix := EncodeKey(Key{UpdateID: id, Kind: KindNormal})[:RowKeyLen-timeid.KeyLen]
+	err = tx.ac.t.ScanPrefix(ctx, tx.recordPartition(account, tx.window(now), id), prefix, store.ReadAny, func(r Row) bool {
 		amounts = append(amounts, r.Amount)
 		return true
 	})

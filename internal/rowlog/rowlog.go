@@ -5,6 +5,7 @@
 package rowlog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -152,6 +153,31 @@ func (t *Table[R]) Scan(ctx context.Context, partition string, from []byte, leve
 	}
 	var bad error
 	err := t.Store.Scan(ctx, partition, from, level, func(sr store.Row) bool {
+		r, err := t.Decode(partition, sr)
+		if err != nil {
+			bad = err
+			return false
+		}
+		return fn(r)
+	})
+	if err != nil {
+		return err
+	}
+	return bad
+}
+
+// ScanPrefix is Scan of the rows whose keys start with prefix, from the
+// first: it ends at the first other key without decoding that row, so a
+// row of another key that does not decode does not fail it.
+func (t *Table[R]) ScanPrefix(ctx context.Context, partition string, prefix []byte, level store.Read, fn func(R) bool) error {
+	if err := t.ready(ctx, partition); err != nil {
+		return err
+	}
+	var bad error
+	err := t.Store.Scan(ctx, partition, prefix, level, func(sr store.Row) bool {
+		if !bytes.HasPrefix(sr.Key, prefix) {
+			return false
+		}
 		r, err := t.Decode(partition, sr)
 		if err != nil {
 			bad = err
