@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -58,16 +59,24 @@ type Mutator[A Aggregate[A]] struct {
 
 // NewMutator returns a mutator with a new id (Options.NewID) that expires
 // Lifetime from now, without touching the store. The error wraps
-// crdt.ErrInvalidActor for an invalid id.
+// crdt.ErrInvalidActor for an invalid id, and crdt.ErrInvalidConfig for a
+// clock whose now + Lifetime is not after 1970 or past what int64
+// microseconds hold (about the year 294,000): no shard can carry such an
+// expires_at (SPEC.md 7.3).
 func (c *Counter[A]) NewMutator() (*Mutator[A], error) {
 	id := c.cfg.NewID()
 	if err := id.Validate(); err != nil {
 		return nil, fmt.Errorf("tally: new mutator: %w", err)
 	}
+	now := c.cfg.Clock()
+	if exp := now.Add(c.cfg.Lifetime); exp.Before(time.UnixMicro(1)) || exp.After(time.UnixMicro(math.MaxInt64)) {
+		return nil, fmt.Errorf("%w: tally: new mutator: the clock reads %s, so expires_at (now + Lifetime %v) is outside (1970, %d µs]",
+			crdt.ErrInvalidConfig, now.UTC().Format(time.RFC3339Nano), c.cfg.Lifetime, int64(math.MaxInt64))
+	}
 	return &Mutator[A]{
 		c:         c,
 		id:        id,
-		expiresAt: c.nowMicros() + c.cfg.Lifetime.Microseconds(),
+		expiresAt: now.UnixMicro() + c.cfg.Lifetime.Microseconds(),
 		staged:    identity[A](),
 	}, nil
 }

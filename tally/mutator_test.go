@@ -355,6 +355,45 @@ func TestConfigAndKeyValidation(t *testing.T) {
 	require.NotEqual(t, m1.ID(), m2.ID(), "default ids are random UUIDs")
 }
 
+// TestNewMutatorRefusesAClockNoShardCarries: a clock whose now + Lifetime
+// is not after 1970, or past int64 microseconds, gives an expires_at no
+// shard encodes; NewMutator refuses it with crdt.ErrInvalidConfig (a
+// flush failed with crdt.ErrCorruptEncoding, or the mutator was expired
+// at birth after its expires_at wrapped around). A clock before 1970
+// whose expires_at is after it writes and reads.
+func TestNewMutatorRefusesAClockNoShardCarries(t *testing.T) {
+	ctx := context.Background()
+	const life = 24 * time.Hour
+	epoch := time.UnixMicro(0)
+	for name, tc := range map[string]struct {
+		at time.Time
+		ok bool
+	}{
+		"year 1":                    {time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), false},
+		"expires at 1970":           {epoch.Add(-life), false},
+		"1969":                      {epoch.Add(-time.Hour), true},
+		"expires at the last µs":    {time.UnixMicro(math.MaxInt64).Add(-life), true},
+		"expires after the last µs": {time.UnixMicro(math.MaxInt64).Add(-life + time.Microsecond), false},
+		"year 300000":               {time.Date(300000, 1, 1, 0, 0, 0, 0, time.UTC), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := tally.New[*tally.Sum](memory.NewPartitions(), "k", tally.Options{Lifetime: life, Margin: time.Microsecond,
+				Clock: func() time.Time { return tc.at }})
+			require.NoError(t, err)
+			m, err := c.NewMutator()
+			if !tc.ok {
+				require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+				return
+			}
+			require.NoError(t, err)
+			require.NoError(t, m.Update(ctx, add(5)))
+			v, err := c.Read(ctx)
+			require.NoError(t, err)
+			require.Equal(t, int64(5), v.Value())
+		})
+	}
+}
+
 // TestNewRefusesInvalidKeys: New refuses a key that breaks
 // crdt.ValidateKey with ErrInvalidKey (crdt.ErrInvalidKey), and accepts one
 // of MaxKeyLen bytes.
