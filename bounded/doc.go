@@ -19,8 +19,8 @@
 // held by two actors counts twice (SPEC.md 13.3).
 //
 // Totals are exact. An operation that would take the value, or an actor's
-// rights or received total, past int64 (or further past it) fails with
-// crdt.ErrOverflow. Writers that could not see each other may credit past
+// rights or received total, or its lifetime credits or debits, past int64
+// (or further past it) fails with crdt.ErrOverflow. Writers that could not see each other may credit past
 // it together: Merge and decoding keep such a state, readable and
 // writable; Value then returns math.MaxInt64 and BigValue the exact value,
 // and a debit that moves it back applies (SPEC.md 13.1, 13.2).

@@ -123,3 +123,35 @@ func TestOverflowDoubledDebitStays(t *testing.T) {
 func pastInt64(n int64) *big.Int {
 	return new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), 63), big.NewInt(n))
 }
+
+// TestOverflowOfAnAccountsLifetimeCredits: an Account's credits and
+// debits are each a sum over its incarnation's life (SPEC.md 13.1). Once
+// its credits reach 2^63 − 1, a credit fails crdt.ErrOverflow even at
+// value 0, and stores nothing; its debits go on, and a new Account of
+// the same actor, a new incarnation, credits.
+func TestOverflowOfAnAccountsLifetimeCredits(t *testing.T) {
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	a, err := bounded.Open(st, "k", bounded.AccountOptions{Actor: "a"})
+	require.NoError(t, err)
+	_, err = a.Credit(ctx, "c1", math.MaxInt64)
+	require.NoError(t, err)
+	_, err = a.Debit(ctx, "d1", math.MaxInt64-1)
+	require.NoError(t, err)
+	before, _, err := st.Fetch(ctx, "k")
+	require.NoError(t, err)
+	_, err = a.Credit(ctx, "c2", 1)
+	require.ErrorIs(t, err, crdt.ErrOverflow)
+	after, _, err := st.Fetch(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, before, after, "nothing stored")
+	res, err := a.Debit(ctx, "d2", 1)
+	require.NoError(t, err)
+	require.Zero(t, res.Value)
+
+	again, err := bounded.Open(st, "k", bounded.AccountOptions{Actor: "a"})
+	require.NoError(t, err)
+	res, err = again.Credit(ctx, "c2", 1)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), res.Value)
+}

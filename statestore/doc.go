@@ -8,7 +8,10 @@
 // one value per actor in place of that actor's (SPEC.md 10.1). Neither
 // loses what is stored, as long as a Save is not older than what its
 // actor stored. A sibling that is not an encoding of the expected
-// type makes Load and Update fail with the decoder's sentinel.
+// type makes Load and Update fail with the decoder's sentinel, writing
+// nothing, until it is restored from a backup or a Put with a Fetch's
+// token of a state that replaces the siblings (the good ones merged)
+// supersedes it.
 //
 // # Caveats
 //
