@@ -23,28 +23,5 @@ func TestDeltalogDeleteIsObserved(t *testing.T) {
 	fs := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 	c := obsCounters(t, observe.Partitions(fs, tr), tr, &now)
 	require.NoError(t, c.Add(ctx, "v", timeid.New(now), 2))
-	for _, tc := range []struct {
-		name, key, outcome string
-		refuse             bool
-		refused            int
-	}{
-		{"delete", "v", observe.OK, false, 0},
-		{"bad key", "", observe.Invalid, false, 0},
-		{"refused", "v", observe.Unavailable, true, 1},
-	} {
-		tr.Reset()
-		fs.SetPolicy(nil)
-		if tc.refuse {
-			fs.SetPolicy(faulty.Only(faulty.Script(faulty.Refuse), faulty.MethodApply))
-		}
-		err := c.Delete(ctx, tc.key)
-		evs := tr.Events("deltalog")
-		require.Len(t, evs, 1, tc.name)
-		require.Equal(t, "delete", evs[0].Op, tc.name)
-		require.Equal(t, tc.outcome, evs[0].Outcome, "%s: %v", tc.name, err)
-		require.Equal(t, err, evs[0].Err, tc.name)
-		require.Equal(t, 1, evs[0].Attempts, tc.name)
-		require.Equal(t, tc.refused, evs[0].Refused, tc.name)
-		require.Empty(t, tr.Problems(), tc.name)
-	}
+	obstest.CheckDelete(t, tr, fs, "deltalog", "v", c.Delete)
 }

@@ -8,8 +8,10 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"testing"
 
 	"github.com/counterkit/counterkit/observe"
+	"github.com/counterkit/counterkit/store/faulty"
 )
 
 // A Tracker is an observe.Starter that records every operation begun
@@ -120,3 +122,39 @@ func Catch(f func()) (p any) {
 }
 
 var _ observe.Starter = (*Tracker)(nil)
+
+// CheckDelete checks that del reports one component "delete" event per
+// call, its store call nested in it: OK for key, Invalid for the empty
+// key, and Unavailable with one refused call when fs, the store under the
+// driver, refuses its Apply. It leaves fs without a policy.
+func CheckDelete(t testing.TB, tr *Tracker, fs *faulty.Partitions, component, key string, del func(context.Context, string) error) {
+	t.Helper()
+	for _, tc := range []struct {
+		name, key, outcome string
+		refused            int
+	}{
+		{"delete", key, observe.OK, 0},
+		{"bad key", "", observe.Invalid, 0},
+		{"refused", key, observe.Unavailable, 1},
+	} {
+		tr.Reset()
+		fs.SetPolicy(nil)
+		if tc.refused > 0 {
+			fs.SetPolicy(faulty.Only(faulty.Script(faulty.Refuse), faulty.MethodApply))
+		}
+		err := del(context.Background(), tc.key)
+		fs.SetPolicy(nil)
+		evs := tr.Events(component)
+		if len(evs) != 1 {
+			t.Fatalf("%s: %d %s events, want 1", tc.name, len(evs), component)
+		}
+		e := evs[0]
+		if e.Op != "delete" || e.Outcome != tc.outcome || e.Err != err || e.Attempts != 1 || e.Refused != tc.refused {
+			t.Fatalf("%s: event %s %s (err %v, %d attempts, %d refused); want delete %s (err %v, 1 attempt, %d refused)",
+				tc.name, e.Op, e.Outcome, e.Err, e.Attempts, e.Refused, tc.outcome, err, tc.refused)
+		}
+		if p := tr.Problems(); len(p) > 0 {
+			t.Fatalf("%s: %v", tc.name, p)
+		}
+	}
+}

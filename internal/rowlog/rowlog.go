@@ -148,34 +148,25 @@ func (t *Table[R]) Snapshot(ctx context.Context, partition string, limit int, le
 // key ≥ from (nil: the first row), until fn returns false. A row that does
 // not decode ends the scan with Decode's error.
 func (t *Table[R]) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(R) bool) error {
-	if err := t.ready(ctx, partition); err != nil {
-		return err
-	}
-	var bad error
-	err := t.Store.Scan(ctx, partition, from, level, func(sr store.Row) bool {
-		r, err := t.Decode(partition, sr)
-		if err != nil {
-			bad = err
-			return false
-		}
-		return fn(r)
-	})
-	if err != nil {
-		return err
-	}
-	return bad
+	return t.scan(ctx, partition, from, nil, level, fn)
 }
 
 // ScanPrefix is Scan of the rows whose keys start with prefix, from the
 // first: it ends at the first other key without decoding that row, so a
 // row of another key that does not decode does not fail it.
 func (t *Table[R]) ScanPrefix(ctx context.Context, partition string, prefix []byte, level store.Read, fn func(R) bool) error {
+	return t.scan(ctx, partition, prefix, prefix, level, fn)
+}
+
+// scan is Scan from from, ending before the first key without prefix (nil:
+// none).
+func (t *Table[R]) scan(ctx context.Context, partition string, from, prefix []byte, level store.Read, fn func(R) bool) error {
 	if err := t.ready(ctx, partition); err != nil {
 		return err
 	}
 	var bad error
-	err := t.Store.Scan(ctx, partition, prefix, level, func(sr store.Row) bool {
-		if !bytes.HasPrefix(sr.Key, prefix) {
+	err := t.Store.Scan(ctx, partition, from, level, func(sr store.Row) bool {
+		if prefix != nil && !bytes.HasPrefix(sr.Key, prefix) {
 			return false
 		}
 		r, err := t.Decode(partition, sr)
