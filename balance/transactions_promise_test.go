@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand"
 	"runtime"
 	"sync"
 	"testing"
@@ -37,26 +36,11 @@ func TestTransactionsConcurrentDeliveriesAndMergers(t *testing.T) {
 			ctx := context.Background()
 			c := newTestClock()
 			mem := memory.NewPartitions()
-			var mu sync.Mutex
-			rng := rand.New(rand.NewSource(seed))
-			policy := func(call faulty.Call) faulty.Fault {
-				if call.Method != faulty.MethodApply {
-					return faulty.Pass
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				switch p := rng.Float64(); {
-				case p < 0.2:
-					return faulty.LoseAck
-				case p < 0.3:
-					return faulty.Refuse
-				}
-				return faulty.Pass
-			}
+			policy := faulty.Seeded(seed, faulty.Rates{LoseAck: 0.2, Refuse: 0.1})
 			// Each store call yields, so that deliveries and merges
 			// overlap even on one core.
 			yield := func(context.Context, faulty.Call, bool) error { runtime.Gosched(); return nil }
-			st := faulty.NewPartitions(mem, faulty.Options{Policy: faulty.Policy(policy), Hook: yield})
+			st := faulty.NewPartitions(mem, faulty.Options{Policy: policy, Hook: yield})
 			var txs []*balance.Transactions
 			for range 3 {
 				txs = append(txs, newTxns(t, st, c))

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand"
 	"runtime"
 	"sync"
 	"testing"
@@ -103,28 +102,9 @@ func TestConcurrentDeliveriesCountOnce(t *testing.T) {
 func concurrentDeliveries(t *testing.T, seed int64, debits, oneName bool) {
 	ctx := context.Background()
 	mem := memory.NewSiblings()
-	var mu sync.Mutex
-	rng := rand.New(rand.NewSource(seed))
-	faults := false
-	policy := func(c faulty.Call) faulty.Fault {
-		mu.Lock()
-		defer mu.Unlock()
-		if c.Method != faulty.MethodPut || !faults {
-			return faulty.Pass
-		}
-		switch p := rng.Float64(); {
-		case p < 0.2:
-			return faulty.LoseAck
-		case p < 0.3:
-			return faulty.Refuse
-		case p < 0.35:
-			return faulty.Lose
-		}
-		return faulty.Pass
-	}
 	// Each store call yields, so that deliveries overlap even on one core.
 	yield := func(context.Context, faulty.Call, bool) error { runtime.Gosched(); return nil }
-	st := faulty.NewSiblings(mem, faulty.Options{Policy: faulty.Policy(policy), Hook: yield})
+	st := faulty.NewSiblings(mem, faulty.Options{Hook: yield})
 	var accounts []*bounded.Account
 	want := int64(0)
 	for _, actor := range []crdt.ActorID{"a", "b", "c"} {
@@ -143,9 +123,7 @@ func concurrentDeliveries(t *testing.T, seed int64, debits, oneName bool) {
 		}
 		accounts = append(accounts, x)
 	}
-	mu.Lock()
-	faults = true
-	mu.Unlock()
+	st.SetPolicy(faulty.Seeded(seed, faulty.Rates{LoseAck: 0.2, Refuse: 0.1, Lose: 0.05}))
 	const txns, deliveries = 30, 4
 	var wg sync.WaitGroup
 	for i := range txns {

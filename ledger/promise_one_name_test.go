@@ -7,7 +7,6 @@ package ledger_test
 import (
 	"context"
 	"fmt"
-	"math/rand"
 	"runtime"
 	"sync"
 	"testing"
@@ -33,30 +32,11 @@ func TestPromiseConcurrentDeliveriesOneActorName(t *testing.T) {
 		for seed := int64(1); seed <= int64(envCases(t, 3)); seed++ {
 			t.Run(fmt.Sprint(kind, "/", seed), func(t *testing.T) {
 				mem := memory.NewSiblings()
-				var mu sync.Mutex
-				rng := rand.New(rand.NewSource(seed))
-				policy := func(c faulty.Call) faulty.Fault {
-					if c.Method != faulty.MethodPut {
-						return faulty.Pass
-					}
-					mu.Lock()
-					defer mu.Unlock()
-					switch p := rng.Float64(); {
-					case p < 0.2:
-						return faulty.LoseAck
-					case p < 0.3:
-						return faulty.Refuse
-					case p < 0.35:
-						return faulty.Lose
-					case p < 0.38:
-						return faulty.Hold
-					}
-					return faulty.Pass
-				}
+				policy := faulty.Seeded(seed, faulty.Rates{LoseAck: 0.2, Refuse: 0.1, Lose: 0.05, Hold: 0.03})
 				// Each store call yields, so that deliveries overlap even
 				// on one core.
 				yield := func(context.Context, faulty.Call, bool) error { runtime.Gosched(); return nil }
-				st := faulty.NewSiblings(mem, faulty.Options{Policy: faulty.Policy(policy), Hook: yield})
+				st := faulty.NewSiblings(mem, faulty.Options{Policy: policy, Hook: yield})
 				o := ledger.Options{Actor: "svc", Backoff: ledger.Backoff{Initial: -1}}
 				var writers []func(context.Context, crdt.TxnID, int64) (ledger.Result, error)
 				var reads []func(context.Context)
