@@ -13,13 +13,14 @@
 // Observation is opt-in per driver (its Options.Observer); with none, no
 // clock is read and nothing allocated. An Observer is called on the
 // operation's goroutine, so it must be fast, must not block and must be
-// safe for concurrent use. It must not panic either: a panic goes on to the
-// operation's caller once the operation is done (its write landed, and
-// counts once if the caller sends it again). Events carry no keys, transaction ids or
-// amounts: labels built from them would have unbounded cardinality, and
-// they may be personal data. Event.Err is the operation's error, whose text
-// may name a key: Logger logs it whole, for the operator reading the log;
-// the OpenTelemetry bridge records only its sentinel (ErrorSummary).
+// safe for concurrent use. It must not panic either: a panic goes on to
+// the operation's caller once the operation is done (its write landed,
+// and counts once if the caller sends it again). Events carry no keys,
+// transaction ids or amounts: labels built from them would have unbounded
+// cardinality, and they may be personal data. Event.Err is the
+// operation's error, whose text may name a key: Logger logs it whole, for
+// the operator reading the log; the OpenTelemetry bridge records only its
+// sentinel (ErrorSummary).
 package observe
 
 import (
