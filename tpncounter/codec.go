@@ -1,6 +1,7 @@
 package tpncounter
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/internal/exact"
 	"github.com/counterkit/counterkit/internal/idtable"
 	"github.com/counterkit/counterkit/internal/wire"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // FormatVersion is the encoding version MarshalBinary writes; SPEC.md 6.7
@@ -808,6 +810,59 @@ func (r *bodyReader) txns(l *txnList, seen *idSet) error {
 		}
 	}
 	return nil
+}
+
+// skimTxns reads both lists of a live entry at data[at:] into l, as txns
+// does for an entry whose arrays have headers of at most 65535 elements
+// and whose transactions all have txn's common form [fixstr id, amount in
+// 1..2^32-1 in its smallest form], without copying ids: l.ids is data,
+// which l must never append to. It returns the offset after the lists, or
+// 0 for any other input, which txns then reads (and refuses when it is
+// wrong). Ids go unchecked, as under bodyReader.unchecked; a fixstr id is
+// never a UUID's text, so l.uuid and l.text are false.
+func skimTxns(data []byte, at int, l *txnList) int {
+	l.ids, l.items, l.nh, l.uuid, l.text = data, l.items[:0], 0, false, false
+	for part := 0; part < 2; part++ {
+		if at >= len(data) {
+			return 0
+		}
+		m, k := int(data[at]&0x0f), 1
+		switch c := data[at]; {
+		case msgpcode.IsFixedArray(c):
+		case c == msgpcode.Array16 && at+3 <= len(data):
+			m, k = int(binary.BigEndian.Uint16(data[at+1:])), 3
+			if m <= 15 { // not its smallest header
+				return 0
+			}
+		default:
+			return 0
+		}
+		if len(l.items)+m > MaxEntriesPerActor {
+			return 0
+		}
+		at += k
+		l.items = slices.Grow(l.items, m)
+		for range m {
+			b := data[at:]
+			if len(b) < 4 || b[0] != 0x92 || b[1]&0xe0 != 0xa0 {
+				return 0
+			}
+			n := int(b[1] & 0x1f)
+			if 2+n >= len(b) {
+				return 0
+			}
+			amt, w := wire.SmallUint(b[2+n:])
+			if amt <= 0 {
+				return 0
+			}
+			l.items = append(l.items, rawTxn{at: uint32(at + 2), n: uint32(n), amt: amt})
+			at += 2 + n + w
+		}
+		if part == 0 {
+			l.nh = m
+		}
+	}
+	return at
 }
 
 // readBase reads and checks a base's [cutoff, total, forgot] (after its

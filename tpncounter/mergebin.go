@@ -209,10 +209,11 @@ type mergeScratch struct {
 	shifts []shift
 	newIDs []byte
 	news   []rawTxn
-	// The entry read last (readShift's).
-	list txnList
-	tags []uint32
-	ents [2][]*entry
+	// The entry read last (readShift's): list by bodyReader.txns, skim
+	// by skimTxns (its ids alias the input).
+	list, skim txnList
+	tags       []uint32
+	ents       [2][]*entry
 }
 
 func (sc *mergeScratch) reset() {
@@ -236,6 +237,7 @@ func (sc *mergeScratch) release() {
 		clear(sc.ents[h])
 	}
 	clear(sc.shifts)
+	sc.skim.ids = nil
 }
 
 // block copies the changed encodings into one block, in order, returning each
@@ -289,9 +291,20 @@ type shift struct {
 // none of them, and f passes checkCounts (its ids are distinct: l's and
 // new ones). shiftsFit checks the shifts together.
 func (sc *mergeScratch) readShift(r *bodyReader, f *rawEntry, h int, g *GCounter, l *entry) (bool, error) {
-	list := &sc.list
-	if err := r.txns(list, nil); err != nil {
-		return false, err
+	list := &sc.skim // the common form, its ids read where they are
+	if at := r.d.Offset(); r.version >= 2 {
+		if end := skimTxns(r.d.Input(0, at+r.d.Remaining()), at, list); end != 0 {
+			r.d.SkipTo(end)
+			sc.list.uuid, sc.list.text = false, false // what MergeBinary reads of f's list
+		} else {
+			list = nil
+		}
+	}
+	if list == nil {
+		list = &sc.list
+		if err := r.txns(list, nil); err != nil {
+			return false, err
+		}
 	}
 	n := uint32(len(list.items))
 	nf := n - uint32(list.nh)

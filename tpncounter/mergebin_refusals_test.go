@@ -211,3 +211,52 @@ func TestMergeFailsInSecondHalfAtomically(t *testing.T) {
 		}
 	}
 }
+
+// An entry that is the receiver's with a transaction appended (a shift,
+// which MergeBinary reads without copying its ids) is refused as
+// UnmarshalBinary refuses it when an array of its lists is not in its
+// smallest header (SPEC.md 6.7: one encoding per state): a history of 4
+// written as an array 16.
+func TestMergeBinaryShiftRefusesALongArrayHeader(t *testing.T) {
+	c, err := tpncounter.New(tpncounter.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []crdt.TxnID{"t1", "t2", "t3"} {
+		if _, err := c.Apply("a", x, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := c.Clone()
+	if _, err := next.Apply("a", "t4", 1); err != nil {
+		t.Fatal(err)
+	}
+	good, err := next.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The history: 4 transactions [fixstr id, 1], the first "t1".
+	hist := []byte("\x94\x92\xa2t1\x01")
+	if bytes.Count(good, hist) != 1 {
+		t.Fatalf("no single history of 4 in %x", good)
+	}
+	long := bytes.Replace(good, hist, append([]byte("\xdc\x00\x04"), hist[1:]...), 1)
+	var d tpncounter.Counter
+	if err := d.UnmarshalBinary(long); !errors.Is(err, crdt.ErrCorruptEncoding) {
+		t.Fatalf("UnmarshalBinary: %v, want corrupt", err)
+	}
+	before, _ := c.MarshalBinary() // caches c's encodings, as a reader's
+	if err := c.MergeBinary(long); !errors.Is(err, crdt.ErrCorruptEncoding) {
+		t.Fatalf("MergeBinary of %x: %v, want corrupt", long, err)
+	}
+	if after, _ := c.MarshalBinary(); !bytes.Equal(before, after) {
+		t.Fatal("receiver changed")
+	}
+	// The same input in its smallest header merges as a shift.
+	if err := c.MergeBinary(good); err != nil {
+		t.Fatal(err)
+	}
+	if v := c.Value(); v != 4 {
+		t.Fatalf("value %d after the merge, want 4", v)
+	}
+}
