@@ -81,3 +81,46 @@ func TestSiblingsKeepsExpiring(t *testing.T) {
 		})
 	}
 }
+
+// A wrapped store that lists its keys and deletes in batches (the memory
+// store) does both through the wrapper, reported as "keys" and
+// "delete_batch", so that ledger.ExpireAllRecords sweeps through it and
+// deletes each page of dead records in one write.
+func TestSiblingsForwardsTheSweep(t *testing.T) {
+	ctx := context.Background()
+	rec := &recorder{}
+	sib := observe.Siblings(memory.NewSiblings(), rec)
+	sweepable, ok := sib.(interface {
+		store.Siblings
+		store.SiblingDeleter
+		ledger.KeyLister
+	})
+	require.True(t, ok, "the memory store lists its keys, so the wrapper does")
+	_, ok = sib.(store.SiblingBatchDeleter)
+	require.True(t, ok, "the memory store deletes in batches, so the wrapper does")
+
+	l, err := ledger.New(sib, "acct", ledger.Options{Actor: "a"})
+	require.NoError(t, err)
+	for _, x := range []crdt.TxnID{"t1", "t2", "t3"} {
+		_, err := l.Credit(ctx, x, 1)
+		require.NoError(t, err)
+	}
+	rec.take()
+	later := func() time.Time { return time.Now().Add(ledger.DefaultExpireAfter + time.Hour) }
+	res, err := ledger.ExpireAllRecords(ctx, sweepable, ledger.ExpireOptions{Clock: later})
+	require.NoError(t, err)
+	require.Equal(t, ledger.ExpireResult{Deleted: 3}, res)
+	ops := map[string]int{}
+	for _, e := range rec.take() {
+		require.Equal(t, "store.siblings", e.Component)
+		require.Equal(t, observe.OK, e.Outcome, "%s: %v", e.Op, e.Err)
+		ops[e.Op]++
+		if e.Op == "delete_batch" {
+			require.Equal(t, 3, e.Rows)
+		}
+	}
+	require.Equal(t, map[string]int{"keys": 2, "fetch": 3, "delete_batch": 1}, ops)
+	keys, err := sweepable.Keys(ctx, ledger.RecordKeyPrefix, "", 10)
+	require.NoError(t, err)
+	require.Empty(t, keys)
+}

@@ -15,13 +15,21 @@ import (
 // operation. It implements store.SiblingDeleter and store.Expiring exactly
 // when inner does (TTL is inner's, not reported), so that a ledger, bounded
 // or statestore still refuses an expiring store for counter state through
-// it. A call whose inner store panics ends with an error (a write's wraps
-// crdt.ErrAmbiguousWrite: it may have landed) as the panic goes on.
+// it. When inner also lists its keys and deletes in batches, as the
+// memory and embedded stores do (DeleteBatch and Keys, reported as
+// "delete_batch" and "keys"), so does the wrapper, so that
+// ledger.ExpireAllRecords sweeps through it. A call whose inner store
+// panics ends with an error (a write's wraps crdt.ErrAmbiguousWrite: it
+// may have landed) as the panic goes on.
 func Siblings(inner store.Siblings, o Observer) store.Siblings {
 	s := &siblings{inner: inner, calls: calls{o, "store.siblings", SystemOf(inner)}}
 	d, del := inner.(store.SiblingDeleter)
 	e, exp := inner.(store.Expiring)
+	b, batch := inner.(store.SiblingBatchDeleter)
+	k, lists := inner.(keyLister)
 	switch {
+	case del && batch && lists && !exp:
+		return &siblingsSweeper{&siblingsDeleter{s, d}, b, k}
 	case del && exp:
 		return &siblingsDeleterExpiring{&siblingsDeleter{s, d}, e}
 	case del:
@@ -54,6 +62,34 @@ func (s *siblingsDeleter) Delete(ctx context.Context, key string, token store.To
 	err := s.d.Delete(ctx, key, token)
 	op.End(Event{Err: err})
 	return err
+}
+
+// keyLister is ledger.KeyLister (the ledger imports this package).
+type keyLister interface {
+	Keys(ctx context.Context, prefix, after string, limit int) ([]string, error)
+}
+
+// siblingsSweeper forwards a store's batch deletes and key listing.
+type siblingsSweeper struct {
+	*siblingsDeleter
+	b store.SiblingBatchDeleter
+	k keyLister
+}
+
+func (s *siblingsSweeper) DeleteBatch(ctx context.Context, keys []string, tokens []store.Token) error {
+	ctx, op := s.start(ctx, "delete_batch")
+	defer op.End(unreturned(true))
+	err := s.b.DeleteBatch(ctx, keys, tokens)
+	op.End(Event{Err: err, Rows: len(keys)})
+	return err
+}
+
+func (s *siblingsSweeper) Keys(ctx context.Context, prefix, after string, limit int) ([]string, error) {
+	ctx, op := s.start(ctx, "keys")
+	defer op.End(unreturned(false))
+	keys, err := s.k.Keys(ctx, prefix, after, limit)
+	op.End(Event{Err: err, Rows: len(keys), Bytes: size(keys, func(k string) int { return len(k) })})
+	return keys, err
 }
 
 type siblings struct {
