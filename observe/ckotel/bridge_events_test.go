@@ -24,6 +24,7 @@ import (
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/observe/ckotel"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tally"
 	"github.com/counterkit/counterkit/timeid"
@@ -263,4 +264,42 @@ func TestBridgeRefusalMetricHasNoErrorType(t *testing.T) {
 	require.Len(t, spans, 2)
 	require.Contains(t, attrs(spans[0].Attributes()...), "error.type=outside_window")
 	require.Equal(t, codes.Unset, spans[0].Status().Code)
+}
+
+// A record sweep's store calls through an observed store (keys listed,
+// dead records deleted in a batch) carry the database conventions' row
+// count and batch size.
+func TestBridgeSweepCalls(t *testing.T) {
+	ctx := context.Background()
+	obs, _, rec, _ := obsSDK(t, ckotel.Options{DBNamespace: "ks", DBCollection: "tbl"})
+	st := observe.Siblings(memory.NewSiblings(), obs)
+	l, err := ledger.New(st, "acct", ledger.Options{Actor: "a"})
+	require.NoError(t, err)
+	for _, x := range []crdt.TxnID{"t1", "t2"} {
+		_, err := l.Credit(ctx, x, 1)
+		require.NoError(t, err)
+	}
+	rec.Reset()
+	sweepable := st.(interface {
+		store.Siblings
+		store.SiblingDeleter
+		ledger.KeyLister
+	})
+	later := func() time.Time { return time.Now().Add(ledger.DefaultExpireAfter + time.Hour) }
+	res, err := ledger.ExpireAllRecords(ctx, sweepable, ledger.ExpireOptions{Clock: later})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Deleted)
+	got := map[string][]string{}
+	for _, s := range rec.Ended() {
+		a := attrs(s.Attributes()...)
+		for _, kv := range a {
+			if kv == "db.response.returned_rows=2" || kv == "db.operation.batch.size=2" {
+				got[s.Name()] = append(got[s.Name()], kv)
+			}
+		}
+	}
+	require.Equal(t, map[string][]string{
+		"keys tbl":         {"db.response.returned_rows=2"},
+		"delete_batch tbl": {"db.operation.batch.size=2"},
+	}, got)
 }

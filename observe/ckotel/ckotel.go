@@ -256,11 +256,11 @@ func (b *bridge) finish(span trace.Span, e observe.Event) {
 	a := outcomeAttrs(make([]attribute.KeyValue, 0, 12), e, false)
 	if e.StoreCall() {
 		switch e.Op {
-		case "fetch", "scan", "snapshot":
+		case "fetch", "scan", "snapshot", "keys":
 			if e.Rows > 0 {
 				a = append(a, semconv.DBResponseReturnedRowsKey.Int(e.Rows))
 			}
-		case "apply":
+		case "apply", "delete_batch":
 			if e.Rows > 1 { // a single mutation is no batch
 				a = append(a, semconv.DBOperationBatchSizeKey.Int(e.Rows))
 			}
