@@ -292,15 +292,11 @@ type shift struct {
 // new ones). shiftsFit checks the shifts together.
 func (sc *mergeScratch) readShift(r *bodyReader, f *rawEntry, h int, g *GCounter, l *entry) (bool, error) {
 	list := &sc.skim // the common form, its ids read where they are
-	if at := r.d.Offset(); r.version >= 2 {
-		if end := skimTxns(r.d.Input(0, at+r.d.Remaining()), at, list); end != 0 {
-			r.d.SkipTo(end)
-			sc.list.uuid, sc.list.text = false, false // what MergeBinary reads of f's list
-		} else {
-			list = nil
-		}
-	}
-	if list == nil {
+	from := r.d.Offset()
+	if end := skimTxns(r.d.Input(0, from+r.d.Remaining()), from, list); end != 0 {
+		r.d.SkipTo(end)
+		sc.list.uuid, sc.list.text = false, false // what MergeBinary reads of f's list
+	} else {
 		list = &sc.list
 		if err := r.txns(list, nil); err != nil {
 			return false, err
