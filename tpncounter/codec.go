@@ -41,11 +41,11 @@ func (c *Counter) MarshalBinary() ([]byte, error) {
 }
 
 // marshal encodes one GCounter body, or a Counter's two, into one allocation
-// (sized + grown); the version byte is patched in once the bodies decide it.
+// of the exact size; the version byte is patched in once the bodies decide it.
 func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
-	size := 32 + len(halves) - 1 // the Counter's array header
+	size := 32 + len(halves) - 1 // the envelope and the Counter's array header
 	for _, g := range halves {
-		size += g.sized + g.grown
+		size += g.bodySize()
 	}
 	b := wire.AppendEnvelope(make([]byte, 0, size), tag, 2)
 	vpos := len(b) - 1
@@ -98,6 +98,24 @@ func (g *GCounter) appendBody(b []byte) ([]byte, uint64) {
 	b = append(b, run...)
 	g.sized, g.grown = len(b)-start, 0
 	return b, v
+}
+
+// bodySize returns the size of the body appendBody appends, encoding the
+// entries that have no cached encoding.
+func (g *GCounter) bodySize() int {
+	n, k := 0, g.count()
+	if g.base.cut != 0 {
+		n, k = len(g.base.encoded()), k+1
+	}
+	n += wire.ArrayHeaderSize(k)
+	for _, sg := range g.segments() {
+		if sg.e != nil {
+			n += len(sg.e.encoded())
+		} else {
+			n += len(sg.enc)
+		}
+	}
+	return n
 }
 
 // follows reports whether b lies right after a in a's allocation.

@@ -396,3 +396,38 @@ func asCounter(data []byte, h int) []byte {
 	}
 	return out
 }
+
+// TestMarshalAllocatesItsSize checks that MarshalBinary allocates the
+// encoding's size, not a bound on it, after the changes that grow that
+// bound the most: shifts merged in place, a merge of changed entries and
+// an Apply. The result must also equal a fresh decode's encoding.
+func TestMarshalAllocatesItsSize(t *testing.T) {
+	s, next := turnStates(t, 32)
+	changed := must(next.MarshalBinary())
+	c := s.Clone()
+	c.MarshalBinary() // cache the encodings, so that the merge shifts in place
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"shifts", func() error { return c.MergeBinary(changed) }},
+		{"apply", func() error { _, err := c.Apply("writer-00", "after", 5); return err }},
+		{"merge", func() error { return c.Merge(next) }},
+	}
+	for _, st := range steps {
+		if err := st.run(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		b := must(c.MarshalBinary())
+		if extra := cap(b) - len(b); extra > 32 {
+			t.Errorf("after %s: %d bytes encoded in an allocation of %d", st.name, len(b), cap(b))
+		}
+		var d Counter
+		if err := d.UnmarshalBinary(b); err != nil {
+			t.Fatalf("after %s: %v", st.name, err)
+		}
+		if again := must(d.MarshalBinary()); !bytes.Equal(again, b) {
+			t.Errorf("after %s: the encoding differs from its decode's", st.name)
+		}
+	}
+}
