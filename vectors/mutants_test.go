@@ -254,15 +254,15 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"balance/evaluate.go", "hit && ((t.Target == KindNormal && !brokenAmountClaims) || r.Amount == t.Amount)", "hit"}}, "balance", "settled_merge_ignores_an_S_row_of_another_amount"},
 	// ledger transaction records (SPEC.md 6.11 "Key" and "Encoding", 3.4)
 	{"ledger/key hash input order", "6.11 Key: SHA-256 of account, 0x00, txn, in that order",
-		[]edit{{"internal/txnrec/txnrec.go", "h.Write([]byte(account))\n\th.Write([]byte{0})\n\th.Write([]byte(txn))", "h.Write([]byte(txn))\n\th.Write([]byte{0})\n\th.Write([]byte(account))"}}, "ledger", "key/\"acct\"_\"t1\""},
+		[]edit{{"internal/txnrec/txnrec.go", "append(append(append(in[:0], account...), 0), txn...)", "append(append(append(in[:0], txn...), 0), account...)"}}, "ledger", "key/\"acct\"_\"t1\""},
 	{"ledger/key separator byte", "6.11 Key: account and txn are separated by the byte 0x00",
-		[]edit{{"internal/txnrec/txnrec.go", "h.Write([]byte{0})", "h.Write([]byte{'/'})"}}, "ledger", "key/\"acct\"_\"t1\""},
+		[]edit{{"internal/txnrec/txnrec.go", "account...), 0), txn...)", "account...), '/'), txn...)"}}, "ledger", "key/\"acct\"_\"t1\""},
 	{"ledger/key prefix", "6.11 Key: the prefix counterkit.txn/",
 		[]edit{{"internal/txnrec/txnrec.go", "const Prefix = \"counterkit.txn/\"", "const Prefix = \"counterkit.txn:\""}}, "ledger", "key/\"acct\"_\"t1\""},
 	{"ledger/key base32 alphabet", "6.11 Key: base32 in the extended-hex alphabet 0-9A-V",
 		[]edit{{"internal/txnrec/txnrec.go", "base32.HexEncoding.WithPadding(base32.NoPadding)", "base32.StdEncoding.WithPadding(base32.NoPadding)"}}, "ledger", "key/\"acct\"_\"t1\""},
 	{"ledger/key 20 bytes of the hash", "6.11 Key: the first 20 bytes of the hash, 47 bytes in all",
-		[]edit{{"internal/txnrec/txnrec.go", "h.Sum(nil)[:20]", "h.Sum(nil)"}}, "ledger", "key/\"acct\"_\"t1\""},
+		[]edit{{"internal/txnrec/txnrec.go", "sum[:20]", "sum[:19]"}}, "ledger", "key/\"acct\"_\"t1\""},
 	{"ledger/record txn id valid", "6.11 Encoding: an invalid transaction id is corrupt",
 		[]edit{
 			{"internal/txnrec/txnrec.go", "if x.Txn, err = d.Txn(); err != nil {", "if s, e := d.String(crdt.MaxIDLen); e != nil {\n\t\treturn e\n\t} else if x.Txn = crdt.TxnID(s); false {"},

@@ -55,12 +55,16 @@ const maxEncoded = 2*crdt.MaxIDLen + crdt.MaxKeyLen + 64
 // Key is the store key of txn's record for account: Prefix and a hash of
 // both (SPEC.md 6.11), a valid key of 47 bytes whatever their lengths.
 func Key(account string, txn crdt.TxnID) string {
-	h := sha256.New()
-	h.Write([]byte(account))
-	h.Write([]byte{0})
-	h.Write([]byte(txn))
-	return Prefix + base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(h.Sum(nil)[:20])
+	var in [crdt.MaxKeyLen + 1 + crdt.MaxIDLen]byte // no allocation for a valid pair
+	sum := sha256.Sum256(append(append(append(in[:0], account...), 0), txn...))
+	var key [len(Prefix) + 32]byte // 20 bytes in base32: 32 characters
+	keyEncoding.Encode(key[copy(key[:], Prefix):], sum[:20])
+	return string(key[:])
 }
+
+// keyEncoding is the base32 of Key's hash: the extended hex alphabet, so
+// keys sort as their hashes, without padding.
+var keyEncoding = base32.HexEncoding.WithPadding(base32.NoPadding)
 
 // IsKey reports whether key is a record's key (starts with Prefix).
 func IsKey(key string) bool { return strings.HasPrefix(key, Prefix) }
