@@ -171,6 +171,10 @@ func (l *Ledger) lookupAll(ctx context.Context, fetched *tpncounter.Counter, cal
 // each calls fn(0) on this goroutine and fn(1) .. fn(n-1) concurrently, and
 // returns when all have returned (also when fn(0) panics).
 func each(n int, fn func(i int)) {
+	if n == 1 { // the common case, without the WaitGroup's allocation
+		fn(0)
+		return
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for i := 1; i < n; i++ {
