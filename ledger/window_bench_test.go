@@ -21,8 +21,10 @@ import (
 )
 
 // windowRecords is the number of transactions BenchmarkCreditWindow puts
-// inside the retry window of each of its busy accounts.
-const windowRecords = 1_000_000
+// inside the retry window of each of its busy accounts:
+// COUNTERKIT_WINDOW_RECORDS if set (a smaller build for profiling in
+// seconds; the reported rows use the default), else 1,000,000.
+var windowRecords = rsEnv("COUNTERKIT_WINDOW_RECORDS", 1_000_000)
 
 // windowWriters is the number of writers (Ledger or Sharded values) of
 // each busy account.
@@ -294,7 +296,8 @@ func windowIDs(n int) []crdt.TxnID {
 // in a row, so that every row's ratios are against the last row of native
 // and fresh; separate processes pair each round with its own baselines. Records are
 // kept in a recordArena, which the garbage collector does not scan. The busy accounts are
-// built once per process (5,000,000 records: minutes on a loaded machine)
+// built once per process (5,000,000 records: minutes on a loaded machine;
+// COUNTERKIT_WINDOW_RECORDS=10000 builds them in seconds, for a profile)
 // before the first sub-benchmark.
 //
 // Run: go test -c -o ledger.test ./ledger && cd ledger && for i in 1 2 3 4 5 6; do
