@@ -29,7 +29,9 @@
 // Create one Ledger per key and actor when the process starts and reuse it.
 // Others retire incarnations idle for Options.RetireAfter and fold them
 // away Options.RetiredGrace later (SPEC.md 6.10), so restarts and evictions
-// leave nothing behind.
+// leave nothing behind. In SPEC.md 6.9's words, an account "takes at most
+// MaxActors (4096) new incarnations per RetireAfter (1 hour)": one more
+// fails with crdt.ErrTooLarge until the oldest has been idle that long.
 //
 // Book keeps many keys as one actor (at most MaxOpen ledgers open);
 // Sharded spreads one hot account over n sub-keys.
