@@ -56,23 +56,28 @@ type workload struct {
 // deliveries were answered.
 type result struct {
 	balances map[string]int64
-	// lateApplied counts late deliveries answered Applied (counted
-	// again), lateDuplicate those answered Duplicate or DuplicateFolded.
-	lateApplied, lateDuplicate int64
+	// lateApplied counts late deliveries answered Applied after a call
+	// of their transaction was acknowledged (counted again),
+	// lateDuplicate those answered Duplicate or DuplicateFolded, and
+	// lateFirst those answered Applied while no call had been: the first
+	// delivery was still retrying, and the late one landed it.
+	lateApplied, lateDuplicate, lateFirst int64
 	// opened and evicted sum the actors' Book statistics.
 	opened, evicted uint64
 }
 
 type stats struct {
 	applied, duplicates, retries, ambiguous atomic.Int64
-	lateApplied, lateDuplicate              atomic.Int64
+	lateApplied, lateDuplicate, lateFirst   atomic.Int64
 
 	mu sync.Mutex
 	// appliedBy lists, per transaction, the writers (BookResult.Writer)
 	// that were told Applied: two when it was delivered to two actors that
 	// did not see each other.
 	appliedBy map[crdt.TxnID][]crdt.ActorID
-	books     ledger.BookStats // summed over the actors' Books when they stop
+	// acked holds the transactions a call acknowledged (no error).
+	acked map[crdt.TxnID]bool
+	books ledger.BookStats // summed over the actors' Books when they stop
 }
 
 func main() {
@@ -192,7 +197,7 @@ func run(inner store.Siblings, w workload) (*result, error) {
 		RecordWrites: true,
 	})
 
-	st := stats{appliedBy: map[crdt.TxnID][]crdt.ActorID{}}
+	st := stats{appliedBy: map[crdt.TxnID][]crdt.ActorID{}, acked: map[crdt.TxnID]bool{}}
 	var wg sync.WaitGroup
 	errs := make(chan error, nActors)
 	inboxes := make([]chan txn, nActors)
@@ -232,10 +237,14 @@ func run(inner store.Siblings, w workload) (*result, error) {
 	// Settle: one clean reader per account collapses the siblings (Find).
 	fmt.Printf("%d transactions, %d deliveries to %d actors\n", nTxns, deliveries, nActors)
 	res := &result{balances: map[string]int64{}, lateApplied: st.lateApplied.Load(), lateDuplicate: st.lateDuplicate.Load(),
-		opened: st.books.Opened, evicted: st.books.Evicted}
+		lateFirst: st.lateFirst.Load(), opened: st.books.Opened, evicted: st.books.Evicted}
 	if w.late > 0 {
-		fmt.Printf("late retries, each after all %d transactions: %d answered duplicate, %d applied again\n",
-			nTxns, res.lateDuplicate, res.lateApplied)
+		first := ""
+		if res.lateFirst > 0 {
+			first = fmt.Sprintf(", %d landed it (its first delivery still retrying)", res.lateFirst)
+		}
+		fmt.Printf("late retries, each after all %d transactions: %d answered duplicate, %d applied again%s\n",
+			nTxns, res.lateDuplicate, res.lateApplied, first)
 	}
 	fmt.Printf("absorbed: %d duplicate deliveries, %d retried cycles, %d ambiguous writes re-submitted\n",
 		st.duplicates.Load(), st.retries.Load(), st.ambiguous.Load())
@@ -315,6 +324,12 @@ func actor(ctx context.Context, store store.Siblings, id crdt.ActorID, w workloa
 	}()
 	for t := range inbox {
 		var applied *ledger.BookResult // the call of this delivery that landed t, if one did
+		// A late delivery is a retry of an acknowledged call only when
+		// one was acknowledged before it started: the first delivery
+		// may still be retrying, and this one then lands t.
+		st.mu.Lock()
+		retry := st.acked[t.id]
+		st.mu.Unlock()
 		for {
 			res, err := book.Update(ctx, "account/"+t.account, t.id, t.amount)
 			if res.Attempts > 1 {
@@ -327,11 +342,17 @@ func actor(ctx context.Context, store store.Siblings, id crdt.ActorID, w workloa
 				applied = &res
 			}
 			if err == nil {
+				st.mu.Lock()
+				st.acked[t.id] = true
+				st.mu.Unlock()
 				switch {
 				case applied != nil:
 					st.applied.Add(1)
-					if t.late {
+					switch {
+					case t.late && retry:
 						st.lateApplied.Add(1)
+					case t.late:
+						st.lateFirst.Add(1)
 					}
 					st.mu.Lock()
 					st.appliedBy[t.id] = append(st.appliedBy[t.id], applied.Writer)
