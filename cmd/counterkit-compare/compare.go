@@ -287,7 +287,7 @@ var compareTypes = []string{"native", "ledger", "ledger-sharded", "tally", "delt
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("counterkit-compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	hosts := fs.String("hosts", "", "Cassandra contact points, comma-separated (default: $CASSANDRA_HOSTS)")
+	hosts := fs.String("hosts", "", "Cassandra contact points, comma-separated, without credentials (default: $CASSANDRA_HOSTS)")
 	keyspace := fs.String("keyspace", "", "an existing keyspace to create the tables in and write to")
 	cfg := compareConfig{runID: newRunID(), now: time.Now, sleep: sleepCtx}
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long each type makes new transactions (at most 4m)")
@@ -303,7 +303,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.mergeEvery, "merge-every", 5*time.Second, "transactions: how often worker 0 merges the account")
 	fs.IntVar(&cfg.actors, "actors", 0, "ledger types: distinct ledger actors, shared round robin by the workers (0: one per worker)")
 	fs.IntVar(&cfg.history, "history", 0, "ledger types: transactions each actor's entry remembers (tpncounter HistoryLength; 0: its default)")
-	types := fs.String("types", strings.Join(compareTypes, ","), "the types to run, comma-separated")
+	types := fs.String("types", strings.Join(compareTypes, ","), "the types to run, comma-separated, each once")
 	fs.Uint64Var(&cfg.seed, "seed", 0, "seed of the resend delays (0: random; the report prints it)")
 	var output string
 	fs.StringVar(&output, "o", "table", "output format: table or json")
@@ -364,6 +364,8 @@ func checkCompareFlags(cfg compareConfig, hosts []string, keyspace, types, forma
 	}
 	if err := cmp.Or(
 		invalid(len(hosts) == 0, "no Cassandra hosts: give -hosts HOST[,HOST] or set CASSANDRA_HOSTS (the comparison runs against a real Cassandra)"),
+		invalid(slices.ContainsFunc(hosts, func(h string) bool { return strings.Contains(h, "@") }),
+			"a host holds credentials (USER:PASSWORD@HOST, not printed): counterkit-compare connects without authentication"),
 		invalid(keyspace == "", "no keyspace: give -keyspace (an existing keyspace; the tables are created in it)"),
 		invalid(format != "table" && format != "json", "-o must be table or json, not %q", format),
 		invalid(cfg.workers < 1 || cfg.workers > 1<<14, "-workers must be in [1, 16384], not %d", cfg.workers),
@@ -383,9 +385,12 @@ func checkCompareFlags(cfg compareConfig, hosts []string, keyspace, types, forma
 	if len(names) == 0 {
 		return nil, cli.Usagef("%w: -types names no type", crdt.ErrInvalidConfig)
 	}
-	for _, n := range names {
+	for i, n := range names {
 		if !slices.Contains(compareTypes, n) {
 			return nil, cli.Usagef("%w: -types: unknown type %q (want %s)", crdt.ErrInvalidConfig, n, strings.Join(compareTypes, ", "))
+		}
+		if slices.Contains(names[:i], n) { // a second run would write the first's keys
+			return nil, cli.Usagef("%w: -types names %q twice", crdt.ErrInvalidConfig, n)
 		}
 		// A first resend must reach the store inside the type's write
 		// window, or it is refused and the transaction given up.
