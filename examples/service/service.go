@@ -548,6 +548,11 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, fields ...string)
 		if !slices.Contains(fields, k) {
 			return fmt.Errorf("body: unknown field %q", k)
 		}
+		// A key's last value counts, but decoding leaves a field as it
+		// was for null: {"amount": 7, "amount": null} would credit 7.
+		if string(keys[k]) == "null" {
+			return fmt.Errorf("body: field %q is null", k)
+		}
 	}
 	return nil
 }
