@@ -32,8 +32,10 @@ const jobsUsage = `usage: counterkit gc tally           -store STORE [flags] [KE
 
 Maintenance jobs. Each runs the counter's own driver on every key given as
 an argument, or, with no KEY, on each line of standard input (blank lines
-skipped), prints one line per key on standard output, and reports progress
-on standard error every -progress and a summary at the end.
+skipped), prints one line per key done on standard output and one per key
+failed, with its error and sentinel, on standard error (-o json: every key
+in one document on standard output), and reports progress on standard error
+every -progress and a summary at the end.
 
 gc tally         tally's Counter.GC: folds every shard expired for longer
                  than -grace into the tally, in one idempotent batch. It
