@@ -99,6 +99,11 @@ func mainErr() error {
 	data := flag.String("data", "", "data directory of the embedded store (default: a new temporary directory)")
 	inMemory := flag.Bool("memory", false, "use the in-memory store instead of the embedded one")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "unexpected arguments: %q\n", flag.Args())
+		flag.Usage()
+		os.Exit(2)
+	}
 	if *inMemory {
 		fmt.Println("store: in memory")
 		_, err := run(memory.NewSiblings(), w)
