@@ -89,6 +89,10 @@ func run(ctx context.Context, stop func(), args []string, logw io.Writer) error 
 		fmt.Fprintf(logw, "-actor: %v\n", err)
 		return errUsage
 	}
+	if *landEvery < 0 || *expireEvery < 0 {
+		fmt.Fprintln(logw, "-land-every and -expire-every must not be negative (0: never)")
+		return errUsage
+	}
 	log := slog.New(slog.NewTextHandler(logw, nil))
 
 	db, err := embedded.Open(*data, embedded.Options{})

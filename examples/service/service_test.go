@@ -627,6 +627,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"-data", t.TempDir(), "-actor", ""}, errUsage, "-actor: counterkit: invalid actor id"},
 		{[]string{"-data", t.TempDir(), "extra"}, errUsage, "unexpected arguments"},
 		{[]string{"-max-open", "many"}, errUsage, "invalid value"},
+		{[]string{"-data", t.TempDir(), "-land-every", "-1s"}, errUsage, "must not be negative"},
+		{[]string{"-data", t.TempDir(), "-expire-every", "-1h"}, errUsage, "must not be negative"},
 		{[]string{"-h"}, flag.ErrHelp, "-retire-after"},
 	} {
 		var log bytes.Buffer
