@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
+	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
 )
@@ -93,13 +94,20 @@ func run(ctx context.Context, stop func(), args []string, logw io.Writer) error 
 		fmt.Fprintln(logw, "-land-every and -expire-every must not be negative (0: never)")
 		return errUsage
 	}
+	cfg := config{Actor: actorID, RetireAfter: *retireAfter, MaxOpen: *maxOpen, LandEvery: *landEvery}
+	// The ledger's own checks (an actor too long for a writer id, a
+	// negative -max-open) refuse the flags before the store is opened.
+	if _, err := ledger.NewBook(memory.NewSiblings(), cfg.bookOptions()); err != nil {
+		fmt.Fprintf(logw, "invalid flags: %v\n", err)
+		return errUsage
+	}
 	log := slog.New(slog.NewTextHandler(logw, nil))
 
 	db, err := embedded.Open(*data, embedded.Options{})
 	if err != nil {
 		return err
 	}
-	svc, err := newService(db.Siblings(), config{Actor: actorID, RetireAfter: *retireAfter, MaxOpen: *maxOpen, LandEvery: *landEvery}, log)
+	svc, err := newService(db.Siblings(), cfg, log)
 	if err != nil {
 		return errors.Join(err, db.Close())
 	}

@@ -37,6 +37,19 @@ type config struct {
 	Backoff    ledger.Backoff
 }
 
+// bookOptions returns the Book's options, without an observer.
+func (cfg config) bookOptions() ledger.BookOptions {
+	return ledger.BookOptions{
+		Options: ledger.Options{
+			Actor:       cfg.Actor,
+			RetireAfter: cfg.RetireAfter,
+			RetryCount:  cfg.RetryCount,
+			Backoff:     cfg.Backoff,
+		},
+		MaxOpen: cfg.MaxOpen,
+	}
+}
+
 // service serves the accounts of one Book. It is safe for concurrent use.
 type service struct {
 	cfg     config
@@ -63,16 +76,9 @@ func newService(st store.Siblings, cfg config, log *slog.Logger) (*service, erro
 		return nil, err
 	}
 	st = observe.Siblings(st, m.observer)
-	book, err := ledger.NewBook(st, ledger.BookOptions{
-		Options: ledger.Options{
-			Actor:       cfg.Actor,
-			RetireAfter: cfg.RetireAfter,
-			RetryCount:  cfg.RetryCount,
-			Backoff:     cfg.Backoff,
-			Observer:    m.observer,
-		},
-		MaxOpen: cfg.MaxOpen,
-	})
+	opts := cfg.bookOptions()
+	opts.Observer = m.observer
+	book, err := ledger.NewBook(st, opts)
 	if err == nil {
 		err = m.watchBook(book)
 	}

@@ -625,6 +625,8 @@ func TestCommandLine(t *testing.T) {
 	}{
 		{nil, errUsage, "-data DIR is required"},
 		{[]string{"-data", t.TempDir(), "-actor", ""}, errUsage, "-actor: counterkit: invalid actor id"},
+		{[]string{"-data", t.TempDir(), "-actor", strings.Repeat("a", ledger.MaxActorLen+1)}, errUsage, "MaxActorLen"},
+		{[]string{"-data", t.TempDir(), "-max-open", "-1"}, errUsage, "invalid flags"},
 		{[]string{"-data", t.TempDir(), "extra"}, errUsage, "unexpected arguments"},
 		{[]string{"-max-open", "many"}, errUsage, "invalid value"},
 		{[]string{"-data", t.TempDir(), "-land-every", "-1s"}, errUsage, "must not be negative"},
