@@ -65,14 +65,14 @@ embedded   DB.Verify (the engine's structure, the buckets' digests, the
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-			fmt.Fprint(stderr, checkUsage)
+			fmt.Fprint(stderr, checkUsage+checkFlagsHint)
 			return 0
 		}
 		if k, _, _ := strings.Cut(storeFlag(args), ":"); k == "embedded" {
 			return checkEmbedded(args, stdout, stderr) // -store names the kind
 		}
 		code := fail(stderr, "check", cli.Usagef("%w: name the store to check: cassandra, riak or embedded", crdt.ErrInvalidConfig))
-		fmt.Fprint(stderr, "\n", checkUsage) // apart: fail escapes newlines
+		fmt.Fprint(stderr, "\n", checkUsage+checkFlagsHint) // apart: fail escapes newlines
 		return code
 	}
 	switch args[0] {
@@ -85,6 +85,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	return fail(stderr, "check", cli.Usagef("%w: unknown store %q: cassandra, riak or embedded", crdt.ErrInvalidConfig, args[0]))
 }
+
+// checkFlagsHint ends check's own help, which has no flags of its own.
+const checkFlagsHint = `
+Each store's flags: counterkit help check cassandra (or riak, embedded).
+`
 
 // storeFlag returns the value of the last -store flag in args, "" for
 // none.
