@@ -28,10 +28,13 @@
 // so a write from an earlier process that lands late counts as what it is.
 // Create one Ledger per key and actor when the process starts and reuse it.
 // Others retire incarnations idle for Options.RetireAfter and fold them
-// away Options.RetiredGrace later (SPEC.md 6.10), so restarts and evictions
-// leave nothing behind. In SPEC.md 6.9's words, an account "takes at most
-// MaxActors (4096) new incarnations per RetireAfter (1 hour)": one more
-// fails with crdt.ErrTooLarge until the oldest has been idle that long.
+// away Options.RetiredGrace later (SPEC.md 6.10), so occasional restarts
+// and evictions leave nothing behind. In SPEC.md 6.9's words, an account
+// "takes at most MaxActors (4096) new incarnations per RetireAfter (1
+// hour)": one more fails with crdt.ErrTooLarge until the oldest has been
+// idle that long; and each retired one stays in every write for
+// RetiredGrace (SPEC.md 6.9 gives the sizes). Writers that come and go by
+// the thousand a day belong on balance.Transactions.
 //
 // Book keeps many keys as one actor (at most MaxOpen ledgers open);
 // Sharded spreads one hot account over n sub-keys.

@@ -955,6 +955,10 @@ func TestDocScenarioManyRestartsLeaveNothingBehind(t *testing.T) {
 			last := clk.Now()
 			live, retired, size := dsLive(t, st, key)
 			t.Logf("after %d restarts %v apart: %d live actors, %d retired, %d bytes", restarts, gap, live, retired, size)
+			// SPEC.md 6.9: each incarnation, live or retired, under 32 bytes.
+			if per := size / (live + retired); per >= 32 {
+				t.Errorf("%d bytes per incarnation, want under 32", per)
+			}
 			pass := ledger.DefaultRetireAfter / ledger.RetirePassDivisor
 			passes := (restarts + ledger.MaxRetirePerWrite - 1) / ledger.MaxRetirePerWrite
 			retireBy := last.Add(ledger.DefaultRetireAfter + time.Duration(passes+1)*pass + time.Hour)
