@@ -18,7 +18,7 @@ type sibling struct {
 	content *rpbkv.RpbContent
 }
 
-func (s sibling) tombstone() bool { return s.content.GetDeleted() }
+func (s sibling) tombstone() bool { return s.content.Deleted != nil }
 
 // object is what the double keeps per key: the causal context of everything
 // ever written to it (vv) and the siblings nothing has superseded yet.

@@ -942,13 +942,15 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 	if rerr := writeQuorumError(props, m.W, m.Dw, m.Pw); rerr != "" {
 		return 0, nil, rerr
 	}
+	// A content with the deleted field is stored as a tombstone, with the
+	// field as sent (riak_pb_kv_codec keeps it; object.go, sibling).
 	content := proto.Clone(m.Content).(*rpbkv.RpbContent)
-	content.Deleted = nil
-	next, rerr := s.writeLocked(typ, props, old, ctx, content, s.clock())
+	now := s.clock()
+	next, rerr := s.writeLocked(typ, props, old, ctx, content, now)
 	if rerr != "" {
 		return 0, nil, rerr
 	}
-	s.objects[id] = next
+	s.storeLocked(id, next, now)
 	resp := &rpbkv.RpbPutResp{}
 	if generated {
 		resp.Key = []byte(key)
@@ -1012,6 +1014,15 @@ func (s *FakeServer) del(m *rpbkv.RpbDelReq) (byte, proto.Message, rpcError) {
 	if rerr != "" {
 		return 0, nil, rerr
 	}
+	s.storeLocked(id, next, now)
+	return codeDelResp, nil, ""
+}
+
+// storeLocked stores next, written at now, under id. An object left with
+// only tombstones is reaped after delete_mode: Riak's get finding only
+// tombstones on every vnode of the key (riak_kv_delete's own get after a
+// delete, or any other) has them deleted after delete_mode.
+func (s *FakeServer) storeLocked(id objectID, next *object, now time.Time) {
 	switch {
 	case next.live():
 		s.objects[id] = next
@@ -1021,5 +1032,4 @@ func (s *FakeServer) del(m *rpbkv.RpbDelReq) (byte, proto.Message, rpcError) {
 		next.reapAt = now.Add(s.deleteMode) // reaped by objectLocked
 		s.objects[id] = next
 	}
-	return codeDelResp, nil, ""
 }
