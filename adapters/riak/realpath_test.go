@@ -29,3 +29,49 @@ func TestRealRiakPathOnTheDouble(t *testing.T) {
 		})
 	}
 }
+
+// realPathBackendTests are the backend tests whose bodies
+// TestRealRiakPathOnSharedDouble runs through realTarget.
+var realPathBackendTests = []struct {
+	name string
+	fn   func(*testing.T)
+}{
+	{"SiblingsCollapse", TestBackendSiblingsCollapse},
+	{"ContendedWrite", TestBackendContendedWrite},
+	{"DeleteKeepsRacingWrite", TestBackendDeleteKeepsRacingWrite},
+	{"LastWriteWinsRefusedWithDVV", TestBackendLastWriteWinsRefusedWithDVV},
+	{"CheckBucket", TestBackendCheckBucket},
+	{"Refusals", TestBackendRefusals},
+	{"PutAfterDeleteReplacesTombstone", TestBackendPutAfterDeleteReplacesTombstone},
+	{"MaxSiblings", TestBackendMaxSiblings},
+	{"QuorumAboveNVal", TestBackendQuorumAboveNVal},
+}
+
+// TestRealRiakPathOnSharedDouble runs the backend tests' real-Riak
+// subtests (realTarget: the cluster NewCluster makes for RIAK_ADDR, the
+// bucket ConfigureBucket sets up, no test double at hand) against one
+// double posing as a real Riak, with and without a bucket type, twice: an
+// integration server keeps what every earlier test and run left in it
+// (bucket properties, siblings, tombstones), which a fresh double per test
+// never shows. The concurrency test's real path (its faults injected by a
+// faultProxy) runs once, in both types. It skips when RIAK_ADDR is set: the
+// real run covers it then.
+func TestRealRiakPathOnSharedDouble(t *testing.T) {
+	if addr := os.Getenv(EnvRiakAddr); addr != "" {
+		t.Skipf("%s=%s is set: the tests run against that Riak", EnvRiakAddr, addr)
+	}
+	for _, typ := range []string{fakeType, ""} {
+		t.Run("type="+typ, func(t *testing.T) {
+			srv := riaktest.Start(t)
+			require.NoError(t, srv.CreateBucketType(fakeType, riaktest.BucketTypeProps{AllowMult: true}))
+			t.Setenv(EnvRiakAddr, srv.Addr())
+			t.Setenv(EnvRiakBucketType, typ)
+			for _, run := range []string{"first", "second"} {
+				for _, bt := range realPathBackendTests {
+					t.Run(run+"/"+bt.name, bt.fn)
+				}
+			}
+			t.Run("ConcurrentLedger", TestConcurrentLedger)
+		})
+	}
+}
