@@ -245,14 +245,6 @@ func riakMessage(err error) string {
 	return ""
 }
 
-// TestBackendRefusals: what Riak 3.2 refuses, with its messages, on every
-// backend. Bucket properties: r, w and rw of 0 ({Prop,not_valid_quorum},
-// riak_kv_bucket's is_quorum), several listed in Riak's order, while pr,
-// pw and dw may be 0; a refusal changes nothing. A bucket type that does
-// not exist: "no_type" for a fetch, store or delete, "No bucket-type named
-// 'NAME'" for a bucket's properties, "Invalid bucket type: <<"NAME">>" for
-// the type's properties and "Invalid bucket properties: not_active" for
-// setting them. Nothing here is stored on a real Riak.
 // TestBackendObjectTooLarge: Riak refuses a put that would leave an object,
 // its siblings together, larger than max_object_size (50 MB by default),
 // before applying it: seven writers that did not see each other, each
@@ -289,6 +281,14 @@ func TestBackendObjectTooLarge(t *testing.T) {
 	})
 }
 
+// TestBackendRefusals: what Riak 3.2 refuses, with its messages, on every
+// backend. Bucket properties: r, w and rw of 0 ({Prop,not_valid_quorum},
+// riak_kv_bucket's is_quorum), several listed in Riak's order, while pr,
+// pw and dw may be 0; a refusal changes nothing. A bucket type that does
+// not exist: "no_type" for a fetch, store or delete, "No bucket-type named
+// 'NAME'" for a bucket's properties, "Invalid bucket type: <<"NAME">>" for
+// the type's properties and "Invalid bucket properties: not_active" for
+// setting them. Nothing here is stored on a real Riak.
 func TestBackendRefusals(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tg target) {
 		typ := tg.opts.BucketType
