@@ -258,7 +258,10 @@ func TestBackendObjectTooLarge(t *testing.T) {
 		t.Skip("moves about 100 MB of values (1 GB of memory under -race); the full run covers it")
 	}
 	forEachBackend(t, func(t *testing.T, tg target) {
-		s := newStore(t, tg.cl, tg.opts)
+		// A cluster with the suites' timeout: the fetch below reads six
+		// siblings of 8 MiB, which a Riak reads from each of n_val vnodes
+		// and merges before it answers.
+		s := newStore(t, newClusterTimeout(t, tg.addr, suiteRequestTimeout), tg.opts)
 		key := uniqueKey("too-large")
 		value := bytes.Repeat([]byte{'v'}, store.MaxValue)
 		for i := range 6 {
