@@ -622,7 +622,16 @@ func keyOf[M any, P interface {
 	return string(m.GetKey())
 }
 
-func typeName(t []byte) string { return cmp.Or(string(t), "default") }
+// typeName is the bucket type a request names: an absent type is
+// "default"; a present one is taken as given, so that an empty one names a
+// type "" that does not exist, as Riak reads it (riak_kv_pb_object's
+// maybe_bucket_type, riak_core_pb_bucket's maybe_create_bucket_type).
+func typeName(t []byte) string {
+	if t == nil {
+		return "default"
+	}
+	return string(t)
+}
 
 // handle applies one request and returns the response to send: a message
 // code and body, or an error message.
@@ -681,7 +690,11 @@ func (s *FakeServer) getBucket(typ, bucket string) (byte, proto.Message, rpcErro
 	defer s.mu.Unlock()
 	if _, ok := s.types[typ]; !ok {
 		if bucket == "" {
-			// RpbGetBucketTypeReq: Riak formats the name with ~p.
+			// RpbGetBucketTypeReq: Riak formats the name with ~p, which
+			// prints an empty binary as <<>>.
+			if typ == "" {
+				return 0, nil, "Invalid bucket type: <<>>"
+			}
 			return 0, nil, rpcError(fmt.Sprintf("Invalid bucket type: <<%q>>", typ))
 		}
 		return 0, nil, noType(typ)
