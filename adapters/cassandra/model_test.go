@@ -13,9 +13,11 @@ package cassandra
 //   - a delete (row, range or partition) at timestamp t shadows values
 //     written at t or below, forever, and not values written above t;
 //   - clustering order is unsigned byte order (blob, and text as UTF-8);
-//   - a batch is applied whole, and refused whole when one partition's
-//     part of it is above max_mutation_size (16 MiB, half of 4.0's default
-//     32 MiB commit log segment), as the coordinator does;
+//   - a batch is applied whole, and fails whole when one partition's part
+//     of it is above max_mutation_size (16 MiB, half of 4.0's default 32
+//     MiB commit log segment): 4.0's coordinator does not check it, the
+//     replica's commit log refuses the mutation (CommitLog.add) and the
+//     coordinator answers a write failure, not an invalid request;
 //   - a read of one page returns at most pageSize rows and a paging state
 //     when the page is full;
 //   - a batch over more than one partition above
@@ -607,7 +609,8 @@ func (t *modelTable) part(pk string) *modelPartition {
 	return p
 }
 
-// modelMaxMutation is Cassandra 4.0's default max_mutation_size.
+// modelMaxMutation is Cassandra 4.0's default max_mutation_size, which
+// 4.0 checks only where a replica writes its commit log.
 const modelMaxMutation = 16 << 20
 
 // modelBatchFail is Cassandra 4.0's default batch_size_fail_threshold_in_kb
@@ -905,7 +908,14 @@ func (m *cqlModel) sendAt(stmts []stmt, cons gocql.Consistency, now time.Time) e
 	}
 	for _, n := range size {
 		if n > modelMaxMutation {
-			return invalidRequest(fmt.Sprintf("Rejected an oversized mutation (%d/%d) for keyspace: ks", n, modelMaxMutation))
+			// The replica fails the write (StorageProxy.performLocally
+			// reports the commit log's exception to the response
+			// handler): a write failure with no replica's answer.
+			wt := "SIMPLE"
+			if len(size) > 1 {
+				wt = "BATCH"
+			}
+			return &gocql.RequestErrWriteFailure{Consistency: cons, BlockFor: blockFor(cons, rf), NumFailures: 1, WriteType: wt}
 		}
 	}
 	m.mu.Lock()
