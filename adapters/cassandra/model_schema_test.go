@@ -51,3 +51,26 @@ func TestModelTablesFromSchemaText(t *testing.T) {
 		require.Error(t, m.createTablesFrom(db, []string{bad}), "the model plays no such table: %s", bad)
 	}
 }
+
+// TestModelRefusesLongTableNames: Cassandra 4.0 refuses a table name
+// longer than 48 characters (SchemaConstants.NAME_LENGTH), so the model's
+// CREATE TABLE does too; CheckIdentifier keeps the adapter's names within
+// it.
+func TestModelRefusesLongTableNames(t *testing.T) {
+	db, err := newDB(nil, "ks", Options{})
+	require.NoError(t, err)
+	base := ddl(db.tables)[1] // "ks"."counterkit_partitions"
+	for _, n := range []int{MaxIdentifierLen, MaxIdentifierLen + 1} {
+		name := strings.Repeat("t", n)
+		stmt := strings.Replace(base, `"counterkit_partitions"`, `"`+name+`"`, 1)
+		m := &cqlModel{tables: map[string]*modelTable{}, keyspaces: map[string]map[string]string{}}
+		err := m.createTablesFrom(db, []string{stmt})
+		if n <= MaxIdentifierLen {
+			require.NoError(t, err, "a name of %d characters", n)
+			continue
+		}
+		var inv *gocql.RequestErrInvalid
+		require.ErrorAs(t, err, &inv, "a name of %d characters", n)
+		require.Contains(t, inv.Message(), "more than 48 characters long")
+	}
+}

@@ -272,6 +272,10 @@ var createTableRE = regexp.MustCompile(`^CREATE TABLE IF NOT EXISTS ("[a-z0-9_]+
 	`\t([a-z_]+) +([a-z]+),\n\t([a-z_]+) +([a-z]+),\n\t([a-z_]+) +([a-z]+),\n` +
 	`\tPRIMARY KEY \(\(([a-z_]+)\), ([a-z_]+)\)\n\)$`)
 
+// modelMaxName is the longest keyspace or table name Cassandra 4.0
+// accepts (SchemaConstants.NAME_LENGTH).
+const modelMaxName = 48
+
 // createTablesFrom runs stmts, CREATE TABLE IF NOT EXISTS statements, in
 // db's keyspace (created at RF 1 if missing). The model plays a table of
 // three columns: a text partition key, a text or blob clustering column
@@ -289,6 +293,13 @@ func (m *cqlModel) createTablesFrom(db *DB, stmts []string) error {
 		mm := createTableRE.FindStringSubmatch(s)
 		if mm == nil {
 			return fmt.Errorf("model: a table it does not play: %q", s)
+		}
+		// Cassandra refuses a name above SchemaConstants.NAME_LENGTH
+		// (48) characters when the statement is validated.
+		name := strings.Trim(mm[1][strings.Index(mm[1], `"."`)+2:], `"`)
+		if len(name) > modelMaxName {
+			return invalidRequest(fmt.Sprintf("Table name must not be empty, more than %d characters long, "+
+				"or contain non-alphanumeric-underscore characters (got %q)", modelMaxName, name))
 		}
 		types := map[string]string{mm[2]: mm[3], mm[4]: mm[5], mm[6]: mm[7]}
 		pk, ck := mm[8], mm[9]
