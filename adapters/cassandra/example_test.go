@@ -138,6 +138,28 @@ func TestExampleRuns(t *testing.T) {
 	})
 }
 
+// TestExamplePrelude checks, without a cluster, the calls Example and
+// openExampleDB make before they have a DB, which TestExampleRuns and
+// TestExampleRunsTypes reach only on a cluster: the session's retry
+// policy passes CheckRetryPolicy, and the example keyspace gives a
+// CREATE KEYSPACE statement and a schema.
+func TestExamplePrelude(t *testing.T) {
+	if err := cassandra.CheckRetryPolicy(&gocql.SimpleRetryPolicy{NumRetries: 2}); err != nil {
+		t.Fatalf("Example's session retry policy: %v", err)
+	}
+	ks := exampleKeyspace()
+	create, err := cassandra.CreateKeyspaceStatement(ks, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `CREATE KEYSPACE IF NOT EXISTS "` + ks + `"`; !strings.HasPrefix(create, want) {
+		t.Fatalf("CreateKeyspaceStatement(%q, 1) = %q, want it to start with %q", ks, create, want)
+	}
+	if _, err := cassandra.Schema(ks, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // stdoutOf runs fn with os.Stdout going to out.
 func stdoutOf(t *testing.T, out *bytes.Buffer, fn func()) {
 	r, w, err := os.Pipe()
