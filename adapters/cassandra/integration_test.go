@@ -498,20 +498,6 @@ func fillSiblings(t *testing.T, db *DB, key string, from, to int) {
 	}
 }
 
-// TestIntegrationBatchTooLarge checks the size refusals of a batch over
-// several partitions, each with nothing applied:
-//
-//   - Apply refuses one whose keys and values add up to more than
-//     store.MaxSpanningBatchBytes (32 KiB) itself, with crdt.ErrTooLarge,
-//     before sending anything, and sends one of exactly that size, which
-//     the server accepts;
-//   - the server refuses a batch above batch_size_fail_threshold_in_kb
-//     (50 KiB by default) with "Batch too large", which the adapter maps to
-//     crdt.ErrTooLarge. Apply never sends one, so this batch goes through
-//     the adapter's write path directly;
-//
-// and that the same data in one partition (one mutation, exempt from both
-// thresholds) is accepted.
 // TestIntegrationTombstoneOverwhelming: a read that scans more than
 // tombstone_failure_threshold (100,000) tombstones is aborted by Cassandra,
 // reported as crdt.ErrUnavailable (README, Caveats); fewer are read.
@@ -586,6 +572,20 @@ func integrationRangeTombstonesSeenOnce(t *testing.T, tg *target) {
 	require.Len(t, rows, 1)
 }
 
+// TestIntegrationBatchTooLarge checks the size refusals of a batch over
+// several partitions, each with nothing applied:
+//
+//   - Apply refuses one whose keys and values add up to more than
+//     store.MaxSpanningBatchBytes (32 KiB) itself, with crdt.ErrTooLarge,
+//     before sending anything, and sends one of exactly that size, which
+//     the server accepts;
+//   - the server refuses a batch above batch_size_fail_threshold_in_kb
+//     (50 KiB by default) with "Batch too large", which the adapter maps to
+//     crdt.ErrTooLarge. Apply never sends one, so this batch goes through
+//     the adapter's write path directly;
+//
+// and that the same data in one partition (one mutation, exempt from both
+// thresholds) is accepted.
 func TestIntegrationBatchTooLarge(t *testing.T) { eachTarget(t, integrationBatchTooLarge) }
 
 func integrationBatchTooLarge(t *testing.T, tg *target) {
