@@ -101,6 +101,7 @@ func TestReviewMergeFaultAtEveryCall(t *testing.T) {
 		apply(b, 4)
 		apply(a, 2) // a retry before any merge recorded z: rewrites its row
 		c.Add(time.Second)
+		mF := c.Now()
 		inMerge = true
 		_, err := a.Merge(ctx, acct)
 		inMerge = false
@@ -162,6 +163,17 @@ func TestReviewMergeFaultAtEveryCall(t *testing.T) {
 		for i := range txns {
 			if out := apply(b, i); out != balance.Duplicate {
 				t.Fatalf("retry of %s 20h after: %v", txns[i].id, out)
+			}
+		}
+		check("20h after")
+		// v (first recorded by the failed merge or a later one) within
+		// RetryWindow of every merge that recorded it, after a merge at
+		// that instant
+		c.Set(mF.Add(balance.DefaultRetryWindow - 10*time.Second))
+		merge(a)
+		for _, tx := range []*balance.Transactions{a, b} {
+			if out := apply(tx, 4); out != balance.Duplicate {
+				t.Fatalf("retry of %s at the window's end: %v", txns[4].id, out)
 			}
 		}
 		check("at the end")
