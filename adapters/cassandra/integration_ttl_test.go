@@ -13,7 +13,7 @@ import (
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-// TestIntegrationSiblingsTTL: a records DB with a SiblingsTTL of 4 s (its
+// TestIntegrationSiblingsTTL: a records DB with a SiblingsTTL of 6 s (its
 // own tables) on the server. It refuses a negative TTL and one above
 // 630720000 seconds in Cassandra 4.0's words; a Put is read until it
 // expires and not after; a later Put of the same actor gives the row a
@@ -21,8 +21,11 @@ import (
 // versions; a TTL of 0 bound to the statement is none; a ledger using the
 // DB as ledger.Options.Records recognises a retry inside its window, and
 // its record is gone after the TTL while the account, in a DB without a
-// TTL, stays. On a cluster the body waits for real (about 8 s; the checks
-// allow half a second between the test host's clock and the server's);
+// TTL, stays. On a cluster the body waits for real (about 12 s; the checks
+// allow half a second between the test host's clock and the server's, and
+// the reads after the second writes' expiry check up to 2 s, since those
+// rows live more than TTL − 1 s after the second writes, which start
+// TTL − 2 s + margin after the first);
 // the model moves its clock instead. Cassandra counts a TTL from the
 // second of the write, truncated, so a row is only sure to be read up to
 // TTL less a second; TestModelSiblingsTTLBoundary pins the exact second.
@@ -30,7 +33,7 @@ func TestIntegrationSiblingsTTL(t *testing.T) { eachTarget(t, integrationSibling
 
 func integrationSiblingsTTL(t *testing.T, tg *target) {
 	ctx := context.Background()
-	const ttl = 4 * time.Second
+	const ttl = 6 * time.Second // 4 s left the reads below half a second
 	const margin = 500 * time.Millisecond
 	rec := tg.freshDB(t, Options{SiblingsTTL: ttl, Now: tg.now})
 	s := rec.Siblings()
