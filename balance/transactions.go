@@ -302,7 +302,11 @@ func (tx *Transactions) delete(ctx context.Context, account string) error {
 		muts = append(muts, store.Mutation{Partition: p, Op: store.OpDeletePartition})
 	}
 	first, last := tx.window(now)-3, tx.window(tx.lastRecorded(now.Add(tx.opts.FutureSkew)))
-	if old, ok := tx.oldRecordWindows(ctx, account, now); ok {
+	old, ok, err := tx.oldRecordWindows(ctx, account, now)
+	if err != nil {
+		return err
+	}
+	if ok {
 		if !old.marked && old.first > 1 {
 			// Keep where the old windows start (replacing a mark ahead)
 			// for a Delete called again after this one failed: the row
@@ -326,24 +330,31 @@ func (tx *Transactions) delete(ctx context.Context, account string) error {
 // oldRecordWindows returns the windows that may still hold records
 // account's merges wrote before its last windows, as expire bounds them:
 // up to two after the window of the newest sum row its row partitions hold
-// (by their keys: a partition whose read fails, or a key that does not
-// decode, is skipped, so that Delete works on a damaged account), from the
-// one after the expiry mark's (a mark after now's window + 1 is ignored)
-// or, without one, three before; at most deleteWindows of them. Without a
+// (by their keys: a partition too large to read, or a key that does not
+// decode, is skipped, so that Delete works on a damaged account; another
+// failed read is returned, as the windows it may name would be missed),
+// from the one after the expiry mark's (a mark after now's window + 1 is
+// ignored) or, without one, three before; at most deleteWindows of them. Without a
 // sum row, the expireWindows after the mark's. ok is false when neither is
 // found.
-func (tx *Transactions) oldRecordWindows(ctx context.Context, account string, now time.Time) (old oldRecords, ok bool) {
+func (tx *Transactions) oldRecordWindows(ctx context.Context, account string, now time.Time) (old oldRecords, ok bool, err error) {
 	var newest time.Time
 	for _, p := range tx.RowPartitions(account) {
-		_ = tx.ac.t.Store.Scan(ctx, p, nil, store.ReadAny, func(r store.Row) bool {
+		err := tx.ac.t.Store.Scan(ctx, p, nil, store.ReadAny, func(r store.Row) bool {
 			if _, k, err := DecodeTxnRowKey(r.Key); err == nil && k.Kind == KindSum && k.UpdateID.Time().After(newest) {
 				newest = k.UpdateID.Time()
 			}
 			return true
 		})
+		if err != nil && !errors.Is(err, crdt.ErrTooLarge) && !errors.Is(err, crdt.ErrCorruptEncoding) {
+			return old, false, err
+		}
 	}
 	marks, damaged, err := tx.readMarks(ctx, tx.expiredPartition(account))
 	if err != nil {
+		if !errors.Is(err, crdt.ErrTooLarge) && !errors.Is(err, crdt.ErrCorruptEncoding) {
+			return old, false, err
+		}
 		marks, damaged = nil, nil
 	}
 	mark, marked := markOf(marks, tx.window(now))
@@ -356,12 +367,12 @@ func (tx *Transactions) oldRecordWindows(ctx context.Context, account string, no
 			old.first = mark + 1
 		}
 		old.first = max(old.first, old.last-deleteWindows+1)
-		return old, old.first <= old.last
+		return old, old.first <= old.last, nil
 	case marked:
 		old.first, old.last = mark+1, mark+expireWindows
-		return old, true
+		return old, true, nil
 	}
-	return old, false
+	return old, false, nil
 }
 
 // oldRecords are the windows oldRecordWindows found, and the expiry mark
