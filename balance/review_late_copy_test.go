@@ -36,14 +36,7 @@ func TestReviewLateCopyAfterRecordingMerge(t *testing.T) {
 			}
 			return faulty.Pass
 		})
-		mk := func(off time.Duration) *balance.Transactions {
-			tx, err := balance.NewTransactions(st, balance.TxnOptions{Partitions: 2, RecordShards: 2,
-				Options: balance.Options{Clock: func() time.Time { return c.Now().Add(off) }}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tx
-		}
+		mk := func(off time.Duration) *balance.Transactions { return skewedTxns(t, st, c, off, twoPartitions) }
 		a, b := mk(0), mk(3*time.Second)
 		must := func(err error) {
 			t.Helper()

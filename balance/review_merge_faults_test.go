@@ -24,6 +24,12 @@ import (
 // rows to remove and fresh rows to record. Then both writers retry every
 // transaction, merges run until settled, and the balance, Recorded,
 // Conflicts and the retries' outcomes are checked.
+
+// twoPartitions makes the review tests' accounts small: two row
+// partitions and two record shards, so every call of a merge is
+// enumerable.
+func twoPartitions(o *balance.TxnOptions) { o.Partitions, o.RecordShards = 2, 2 }
+
 func TestReviewMergeFaultAtEveryCall(t *testing.T) {
 	type variant struct {
 		name    string
@@ -68,14 +74,7 @@ func TestReviewMergeFaultAtEveryCall(t *testing.T) {
 			}
 			return faulty.Pass
 		})
-		mk := func(off time.Duration) *balance.Transactions {
-			tx, err := balance.NewTransactions(st, balance.TxnOptions{Partitions: 2, RecordShards: 2,
-				Options: balance.Options{Clock: func() time.Time { return c.Now().Add(off) }}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tx
-		}
+		mk := func(off time.Duration) *balance.Transactions { return skewedTxns(t, st, c, off, twoPartitions) }
 		a, b := mk(0), mk(4*time.Second)
 		apply := func(tx *balance.Transactions, i int) balance.Outcome {
 			out, err := tx.Apply(ctx, acct, txns[i].id, txns[i].amt)
@@ -226,14 +225,7 @@ func TestReviewHeldCopyAroundEveryMergeCall(t *testing.T) {
 			}
 			return nil
 		})
-		mk := func(off time.Duration) *balance.Transactions {
-			tx, err := balance.NewTransactions(st, balance.TxnOptions{Partitions: 2, RecordShards: 2,
-				Options: balance.Options{Clock: func() time.Time { return c.Now().Add(off) }}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tx
-		}
+		mk := func(off time.Duration) *balance.Transactions { return skewedTxns(t, st, c, off, twoPartitions) }
 		ws := []*balance.Transactions{mk(0), mk(4 * time.Second)}
 		must := func(err error) {
 			t.Helper()

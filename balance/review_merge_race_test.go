@@ -47,14 +47,7 @@ func TestReviewMergeRacesAtEveryCall(t *testing.T) {
 			}
 			return nil
 		})
-		mk := func(off time.Duration) *balance.Transactions {
-			tx, err := balance.NewTransactions(st, balance.TxnOptions{Partitions: 2, RecordShards: 2,
-				Options: balance.Options{Clock: func() time.Time { return c.Now().Add(off) }}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tx
-		}
+		mk := func(off time.Duration) *balance.Transactions { return skewedTxns(t, st, c, off, twoPartitions) }
 		ws := []*balance.Transactions{mk(-4 * time.Second), mk(0), mk(4 * time.Second)}
 		mergerB := mk(bOff)
 		apply := func(tx *balance.Transactions, x txn) balance.Outcome {

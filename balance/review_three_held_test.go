@@ -35,12 +35,7 @@ func TestReviewThreeHeldCopies(t *testing.T) {
 		})
 		var ws []*balance.Transactions
 		for _, off := range []time.Duration{-4 * time.Second, 0, 4 * time.Second} {
-			tx, err := balance.NewTransactions(st, balance.TxnOptions{Partitions: 2, RecordShards: 2,
-				Options: balance.Options{Clock: func() time.Time { return c.Now().Add(off) }}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ws = append(ws, tx)
+			ws = append(ws, skewedTxns(t, st, c, off, twoPartitions))
 		}
 		must := func(err error) {
 			t.Helper()
