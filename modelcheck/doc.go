@@ -16,6 +16,9 @@
 // design_rowledger_test.go checks, the same way but on an abstract model,
 // the protocol of balance.Transactions (SPEC.md 9.4): a credit keyed by
 // its transaction id, one record read and one row write.
+// design_perwriter_test.go checks the planned per-writer layout of the
+// ledger (a key per writer incarnation, a constant number of store calls
+// per credit) the same way, before it is built.
 //
 // Its code is tests only; the explorer is in the mc_*_test.go files.
 //
