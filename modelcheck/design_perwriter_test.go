@@ -42,7 +42,10 @@ import (
 // What counts (a fresh reader with no faults): over B and every key that
 // no tombstone hides (a tombstone of d at version v hides K_d up to
 // version v), x counts once if any of them lists x, plus once for every
-// one that holds it anonymous.
+// one that holds it anonymous. The reader reads every key at one instant;
+// a Value that reads the keys one after another, and so may see a's key
+// before a retracts x and b's after b dropped its id, is not modelled
+// (left open: it bounds how long such a read may take against A).
 //
 // The protocol:
 //  1. A call of x at w (a client's send or retry; w's memory already
