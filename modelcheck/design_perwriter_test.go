@@ -42,10 +42,10 @@ import (
 // What counts (a fresh reader with no faults): over B and every key that
 // no tombstone hides (a tombstone of d at version v hides K_d up to
 // version v), x counts once if any of them lists x, plus once for every
-// one that holds it anonymous. The reader reads every key at one instant;
-// a Value that reads the keys one after another, and so may see a's key
-// before a retracts x and b's after b dropped its id, is not modelled
-// (left open: it bounds how long such a read may take against A).
+// one that holds it anonymous. That reader reads every key at one
+// instant; a Value that reads them one after another, each fresh, taking
+// at most V from its first read to its last, must count x the same
+// (TestPerWriterDesignReader).
 //
 // The protocol:
 //  1. A call of x at w (a client's send or retry; w's memory already
@@ -64,7 +64,9 @@ import (
 //     another: w retracts x (its later puts carry the retraction).
 //  4. Dropping the id (the owner only): at least A after the settle read
 //     that made w the owner, w reads every other key; if none lists x,
-//     x becomes anonymous in w's memory.
+//     x becomes anonymous in w's memory H later (H = V + 1: a Value read
+//     that saw another key list x before it retracted also sees w's list
+//     it).
 //  5. Reclaiming a dead incarnation d, at least R after d's last write
 //     was sent: read B; a tombstone of d there: delete K_d. Otherwise read
 //     K_d and settle what it holds of x as in 3 (owner d: x listed in B;
@@ -72,6 +74,8 @@ import (
 //     later), put B with a tombstone of d at the version read, and once B
 //     is acknowledged delete K_d (the delete lands within L). The
 //     tombstone is collected G after the delete was sent.
+//  6. A Value read reads every K_w, then B (B first can miss x: B before
+//     the tombstone lands, K_d after its delete).
 //
 // The claim checked after every step: once a copy of x landed in any key,
 // x counts exactly once; before, at most once (a call whose every write
@@ -80,19 +84,23 @@ import (
 // (see canon), so the states are finite and every schedule of any length
 // is covered. TestPerWriterCanon checks that abstraction state by state.
 //
-// The bounds, in ticks: F = R = G = L + D and A = W + L + D - 1. With them
-// no schedule breaks the claim; one tick less finds a schedule that counts
-// x twice or not at all (TestPerWriterDesignBroken at W = 2, L = 2, D = 1;
-// F and A also at (W, L, D) = (1, 1, 1), (1, 2, 1), (2, 1, 1), (1, 1, 2)
-// and (2, 2, 2), R at (1, 1, 1), (1, 2, 1) and (1, 1, 2)). G needs only L + 1 for the fresh reader
-// checked here (the tombstone outlives the delete's landing); L + D also
-// covers a reader of K_d that is stale by D, which the claim does not
-// model. TestPerWriterDesignBroken shows the other rules needed too: the
-// settle read before the id is dropped, the deadline W, the scan, the
-// tombstone, a claim only for a copy that was acknowledged, x listed (not
-// anonymous) in B, and an owner that every reader computes alike and takes
-// only once final: "the first claim this reader saw" and "the least writer
-// id, taken at once" both miscount x.
+// The bounds, in ticks: F = R = L + D, A = W + L + D - 1, and, for a
+// Value read of at most V, G = L + D + V and H = V + 1. With them no
+// schedule breaks the claim; one tick less finds a schedule that counts x
+// twice or not at all: F, A, R and G (V = 0) in TestPerWriterDesignBroken
+// at W = 2, L = 2, D = 1; F and A also at (W, L, D) = (1, 1, 1), (1, 2, 1),
+// (2, 1, 1), (1, 1, 2) and (2, 2, 2), R at (1, 1, 1), (1, 2, 1) and
+// (1, 1, 2), by hand; G and H in TestPerWriterDesignReader at W = L = D = 1
+// (G with V = 1, H with V = 0; with V = 1, H = 2 passes and H = 1 fails,
+// 1.2M states, by hand). With an atomic reader G needs only L + 1 (the
+// tombstone outlives the delete's landing) and H nothing.
+// TestPerWriterDesignBroken shows the other rules needed too: the settle
+// read before the id is dropped, the deadline W, the scan, the tombstone,
+// a claim only for a copy that was acknowledged, x listed (not anonymous)
+// in B, and an owner that every reader computes alike and takes only once
+// final: "the first claim this reader saw" and "the least writer id, taken
+// at once" both miscount x; TestPerWriterDesignReader, that B is read
+// last.
 //
 // Two findings changed the draft this file started from. Its owner was
 // the claim that landed first, taken at once; the search found a schedule
@@ -111,10 +119,13 @@ import (
 // perWriterRules are the protocol's parameters, and the switches that
 // break it.
 type perWriterRules struct {
-	W, L, D, A, R, G int // ticks
-	F                int // a claim's owner is final F after its timestamp
-	Calls            int // calls of x, each at any writer, any time
-	Reclaims         int // reclaim rounds of the dead incarnation
+	W, L, D, A, R, G int  // ticks
+	F                int  // a claim's owner is final F after its timestamp
+	Calls            int  // calls of x, each at any writer, any time
+	Reclaims         int  // reclaim rounds of the dead incarnation
+	Reader           bool // a Value read that reads the keys one by one
+	V                int  // such a read's longest duration
+	H                int  // the owner drops x's id H after the scan that allows it
 
 	leastID       bool // the owner is the least writer id among claims
 	firstSeen     bool // the owner is any claim the reader sees
@@ -125,6 +136,7 @@ type perWriterRules struct {
 	claimUnacked  bool // a settle adds a claim for a copy never acknowledged
 	reclaimToAnon bool // a reclaim moves x into B's total, anonymous
 	canonEarly    int8 // canon forgets a writer's read this many ticks early
+	readBFirst    bool // a Value read may read B before the other keys
 }
 
 // What a key, or a writer's memory, holds of x.
@@ -209,6 +221,7 @@ type pwWriter struct {
 	mem        int8 // what w's memory holds of x
 	owned      bool // w settled as x's owner
 	ownedAt    int8
+	scanAt     int8 // the owner's scan found no other key listing x
 	rd         int8 // w's last read of rec(x) that saw no claim
 	ackedCarry bool // a put of w carrying x listed was acknowledged
 	nextVer    int8
@@ -253,9 +266,59 @@ type pwState struct {
 	delSent                int8
 	dLast                  int8 // d's last write sent
 	landed, acked          bool // a copy of x landed; a call was acknowledged
+	rd                     pwReader
 	lastAction             string
 	nCalls                 int8
 }
+
+// pwReader is a Value read that reads the keys one by one: what it saw so
+// far.
+type pwReader struct {
+	phase    int8  // pwReadIdle, pwReading, pwReadDone
+	mask     uint8 // keys read: bit w for K_w, bit pwWriters for B
+	start    int8
+	landed   bool // a copy of x had landed when it started
+	listed   bool // a live key read listed x
+	anon     int8 // live keys read holding x anonymous
+	dX, dVer int8 // K_d as read
+	b        pwBView
+	count    int8 // what it counted, once done
+}
+
+// finish counts x from what the read saw, as value does.
+func (rd *pwReader) finish() {
+	listed, anon := rd.listed || rd.b.totalListed, rd.anon+rd.b.totalAnon
+	if rd.b.tomb {
+		listed = listed || rd.b.tombX == pwListed
+		anon += b2i(rd.b.tombX == pwAnon)
+	}
+	if !rd.b.tomb || rd.dVer > rd.b.tombVer {
+		listed = listed || rd.dX == pwListed
+		anon += b2i(rd.dX == pwAnon)
+	}
+	*rd = pwReader{phase: pwReadDone, landed: rd.landed, count: anon + b2i(listed)}
+}
+
+func b2i(b bool) int8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// pwBView is B as a reader saw it.
+type pwBView struct {
+	tomb           bool
+	tombVer, tombX int8
+	totalListed    bool
+	totalAnon      int8
+}
+
+const (
+	pwReadIdle = iota
+	pwReading
+	pwReadDone
+)
 
 // pwNow is the time of every canonical state: the protocol only compares
 // times, so a state is explored at pwNow with every time shifted by the
@@ -292,6 +355,10 @@ func (s *pwState) canon(r *perWriterRules) pwState {
 			wr.ownedAt = pwNo
 		}
 		shift(&wr.ownedAt, t < wr.ownedAt+int8(r.A))
+		if dead || !wr.owned || wr.mem != pwListed {
+			wr.scanAt = pwNo
+		}
+		shift(&wr.scanAt, t < wr.scanAt+int8(r.H))
 		if dead || wr.mem != pwListed {
 			wr.ackedCarry = false
 		}
@@ -344,6 +411,11 @@ func (s *pwState) canon(r *perWriterRules) pwState {
 		// A read older than W is as good as any older one.
 		k.calls[i].f = max(k.calls[i].f, t-int8(r.W)-1) + pwNow - t
 	}
+	if k.rd.phase == pwReading {
+		shift(&k.rd.start, true)
+	} else if k.rd.phase == pwReadDone && k.rd.count == 1 {
+		k.rd = pwReader{phase: pwReadDone, count: 1}
+	}
 	k.t = pwNow
 	return k
 }
@@ -362,6 +434,9 @@ func (s *pwState) renumber(w int) {
 	}
 	if w == pwDead {
 		vers = append(vers, &s.tombVer, &s.rVer)
+		if s.rd.phase == pwReading && s.rd.mask&(1<<pwDead) != 0 {
+			vers = append(vers, &s.rd.dVer)
+		}
 	}
 	var seen [128]bool
 	for _, v := range vers {
@@ -457,7 +532,7 @@ func (c *pwChecker) sameAsCanon(s, k pwState) string {
 func pwStart(r perWriterRules) pwState {
 	s := pwState{t: pwNow, tombVer: pwNo, tombX: pwNo, tombAt: pwNo, rSent: pwNo, delSent: pwNo, dLast: pwNo}
 	for w := range s.writers {
-		s.writers[w].ownedAt, s.writers[w].rd = pwNo, pwNo
+		s.writers[w].ownedAt, s.writers[w].rd, s.writers[w].scanAt = pwNo, pwNo, pwNo
 		s.writers[w].nextVer = 1
 		s.rec[w] = pwClaim{pwNo, pwNo, pwNo}
 	}
@@ -487,6 +562,10 @@ func checkPerWriter(r perWriterRules) (states int, violation []string) {
 
 // verdict says how the state miscounts x, or "" when it does not.
 func (c *pwChecker) verdict(s pwState) string {
+	if rd := s.rd; rd.phase == pwReadDone && (rd.count > 1 || (rd.landed && rd.count != 1)) {
+		return fmt.Sprintf("=> a Value read one key at a time counts x %d, want %s", rd.count,
+			map[bool]string{true: "1 (a copy landed before it began)", false: "at most 1"}[rd.landed])
+	}
 	got := s.value()
 	if got <= 1 && (!s.landed || got == 1) {
 		return ""
@@ -827,11 +906,16 @@ func (c *pwChecker) next(s pwState) []pwState {
 			if s.totalListed || (s.tomb && s.tombX == pwListed) {
 				ok = false
 			}
-			if ok {
+			if ok && wr.scanAt == pwNo {
 				n := s
-				n.writers[w].mem = pwAnon
-				add(n, "%s reads the other keys: none lists x; x anonymous in memory", pwWho(w))
+				n.writers[w].scanAt = t
+				add(n, "%s reads the other keys: none lists x", pwWho(w))
 			}
+		}
+		if wr.mem == pwListed && wr.owned && wr.scanAt != pwNo && t >= wr.scanAt+int8(r.H) {
+			n := s
+			n.writers[w].mem = pwAnon
+			add(n, "%s drops x's id: x anonymous in memory", pwWho(w))
 		}
 	}
 	if !s.writers[pwDead].crashed {
@@ -938,7 +1022,51 @@ func (c *pwChecker) next(s pwState) []pwState {
 		add(n, "B's tombstone of d is collected")
 	}
 
-	// Time passes only when no write would outlive its bound L.
+	// The Value read, one key at a time.
+	if r.Reader && s.rd.phase == pwReadIdle {
+		n := s
+		n.rd = pwReader{phase: pwReading, start: t, landed: s.landed}
+		add(n, "a Value read begins")
+	}
+	if s.rd.phase == pwReading {
+		for key := 0; key <= pwWriters; key++ {
+			if s.rd.mask&(1<<key) != 0 {
+				continue
+			}
+			if key == pwWriters && s.rd.mask != 1<<pwWriters-1 && !r.readBFirst {
+				continue // B is read last
+			}
+			n := s
+			rd := &n.rd
+			rd.mask |= 1 << key
+			var what string
+			switch {
+			case key == pwWriters:
+				rd.b = pwBView{s.tomb, s.tombVer, s.tombX, s.totalListed, s.totalAnon}
+				what = "B"
+			default:
+				c := s.writers[key].key.current()
+				what = fmt.Sprintf("K_%s (%s)", pwWho(key), pwXNames[c.x])
+				if key == pwDead {
+					rd.dX, rd.dVer = c.x, c.ver
+				} else {
+					rd.listed = rd.listed || c.x == pwListed
+					rd.anon += b2i(c.x == pwAnon)
+				}
+			}
+			if rd.mask == 1<<(pwWriters+1)-1 {
+				rd.finish()
+				what += fmt.Sprintf("; it counts x %d", rd.count)
+			}
+			add(n, "the Value read reads %s", what)
+		}
+	}
+
+	// Time passes only when no write would outlive its bound L, and no
+	// Value read its bound V.
+	if s.rd.phase == pwReading && t+1 > s.rd.start+int8(r.V) {
+		return out
+	}
 	late := func(sent int8) bool { return sent != pwNo && t+1 > sent+int8(r.L) }
 	for w := range s.writers {
 		for _, p := range s.writers[w].puts[:s.writers[w].nPuts] {
@@ -980,9 +1108,41 @@ func perWriterScope(short bool) perWriterRules {
 	return r
 }
 
+// perWriterReaderScopes are the scopes of a Value read one key at a time
+// that takes up to V: two copies of x on the live writers (one retracts,
+// the other drops its id), and one copy on the writer that is reclaimed.
+// H = V + 1 and G = L + D + V.
+func perWriterReaderScopes(short bool) map[string]perWriterRules {
+	scope := func(calls, reclaims, v int) perWriterRules {
+		r := perWriterRules{W: 1, L: 1, D: 1, Calls: calls, Reclaims: reclaims, Reader: true, V: v}
+		r.F = r.L + r.D
+		r.A = r.W + r.L + r.D - 1
+		r.R = r.L + r.D
+		r.G = r.L + r.D + r.V
+		r.H = r.V + 1
+		return r
+	}
+	scopes := map[string]perWriterRules{"reclaimed": scope(1, 1, 1)}
+	if !short {
+		scopes["two copies"] = scope(2, 0, 0) // 1.2M states with V = 1
+	}
+	if large() {
+		scopes["two copies"] = scope(2, 0, 1)
+		scopes["both"] = scope(2, 1, 1)
+	}
+	return scopes
+}
+
+// perWriterReaderScopeNames are the names of perWriterReaderScopes, in order.
+var perWriterReaderScopeNames = []string{"reclaimed", "two copies", "both"}
+
 func (r perWriterRules) String() string {
-	return fmt.Sprintf("W=%d L=%d D=%d F=%d A=%d R=%d G=%d, %d calls, %d reclaims",
-		r.W, r.L, r.D, r.F, r.A, r.R, r.G, r.Calls, r.Reclaims)
+	reader := ""
+	if r.Reader {
+		reader = fmt.Sprintf(", a Value read of at most V=%d, H=%d", r.V, r.H)
+	}
+	return fmt.Sprintf("W=%d L=%d D=%d F=%d A=%d R=%d G=%d, %d calls, %d reclaims%s",
+		r.W, r.L, r.D, r.F, r.A, r.R, r.G, r.Calls, r.Reclaims, reader)
 }
 
 // TestPerWriterDesign checks the protocol at its bounds.
@@ -1029,18 +1189,15 @@ func TestPerWriterDesignBroken(t *testing.T) {
 }
 
 // TestPerWriterCanon checks the search's one abstraction on the first
-// states it meets: a state and its canon (times shifted to pwNow, those no
+// states it meets (with a Value read one key at a time): a state and its canon (times shifted to pwNow, those no
 // rule can tell apart merged) have the same verdict and the same
 // successors. A canon that forgets a writer's read of rec(x) one tick
 // early is caught.
 func TestPerWriterCanon(t *testing.T) {
 	for _, early := range []int8{0, 1} {
-		r := perWriterScope(true)
+		r := perWriterReaderScopes(true)["reclaimed"]
 		r.canonEarly = early
 		c := &pwChecker{r: r, visited: map[pwState]struct{}{}, canonChecks: 20000}
-		if testing.Short() {
-			c.canonChecks = 2000
-		}
 		c.explore(pwStart(r))
 		switch {
 		case early == 0 && c.canonBroken != "":
@@ -1049,5 +1206,45 @@ func TestPerWriterCanon(t *testing.T) {
 			t.Fatalf("%v: a canon that forgets reads early passed", r)
 		}
 		t.Logf("%v, canon forgetting reads %d tick(s) early: %d states, %q", r, early, c.states, c.canonBroken)
+	}
+}
+
+// TestPerWriterDesignReader checks a Value read that reads the keys one
+// after another within V: reading B last, with the owner dropping x's id
+// H = V + 1 after the scan that allows it and B's tombstones kept
+// G = L + D + V, it counts x as the atomic reader does; each of the three
+// rules broken finds a read that counts x twice or not at all.
+func TestPerWriterDesignReader(t *testing.T) {
+	scopes := perWriterReaderScopes(testing.Short())
+	for _, name := range perWriterReaderScopeNames {
+		r, ok := scopes[name]
+		if !ok {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			states, v := checkPerWriter(r)
+			if v != nil {
+				t.Fatalf("%v: %d states, x miscounted:\n%s", r, states, strings.Join(v, "\n"))
+			}
+			t.Logf("%v: %d states, every read counts x as the atomic reader does", r, states)
+		})
+	}
+	for _, tc := range []struct {
+		name, scope string
+		break_      func(*perWriterRules)
+	}{
+		{"id dropped V after the scan", "two copies", func(r *perWriterRules) { r.H-- }},
+		{"tombstone collected one tick early", "reclaimed", func(r *perWriterRules) { r.G-- }},
+		{"B read first", "reclaimed", func(r *perWriterRules) { r.readBFirst = true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := perWriterReaderScopes(false)[tc.scope]
+			tc.break_(&r)
+			states, v := checkPerWriter(r)
+			if v == nil {
+				t.Fatalf("%v: %d states, no read miscounts x", r, states)
+			}
+			t.Logf("%v: after %d states:\n%s", r, states, strings.Join(v, "\n"))
+		})
 	}
 }
