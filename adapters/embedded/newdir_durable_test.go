@@ -2,6 +2,7 @@ package embedded_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,16 +89,44 @@ func TestNewDirectoryIsDurable(t *testing.T) {
 		return -1
 	}
 	q := regexp.QuoteMeta
-	fsyncParent := regexp.MustCompile(`fsync\(\d+<` + q(parent) + `>\)`)
+	// An fsync of the parent, whole or (another thread's call interleaved)
+	// begun: "PID fsync(FD<parent>) = 0" or "PID fsync(FD<parent>
+	// <unfinished ...>", ended by "PID <... fsync resumed>) = 0".
+	fsyncParent := regexp.MustCompile(`^(\d+)\s+fsync\(\d+<` + q(parent) + `>(\)| <unfinished)`)
+	// synced returns the line where the first fsync of the parent from
+	// from on returns; -1 if none does.
+	synced := func(from int) int {
+		s := find(fsyncParent, from)
+		if s < 0 {
+			return -1
+		}
+		m := fsyncParent.FindStringSubmatch(lines[s])
+		if m[2] == ")" {
+			return s
+		}
+		return find(regexp.MustCompile(`^`+m[1]+`\s+<\.\.\. fsync resumed>\)`), s+1)
+	}
 	for _, step := range []struct{ dir, marker string }{{"store", "marker-put-acked"}, {"backup", "marker-backup-done"}} {
 		mk := find(regexp.MustCompile(`mkdir(at)?\(.*"`+q(filepath.Join(parent, step.dir))+`"`), 0)
 		done := find(regexp.MustCompile(`open(at)?\(.*"`+q(filepath.Join(parent, step.marker))+`"`), 0)
 		if mk < 0 || done < 0 {
 			t.Fatalf("%s: no mkdir (%d) or marker (%d) in the trace", step.dir, mk, done)
 		}
-		if s := find(fsyncParent, mk); s < 0 || s > done {
-			t.Errorf("%s: the directory was created (trace line %d) and the operation acknowledged (line %d) with no fsync of its parent %s between",
-				step.dir, mk+1, done+1, parent)
+		if s := synced(mk); s < 0 || s > done {
+			t.Errorf("%s: the directory was created (trace line %d) and the operation acknowledged (line %d) with no fsync of its parent %s between; the trace's fsyncs:\n%s",
+				step.dir, mk+1, done+1, parent, fsyncLines(lines))
 		}
 	}
+}
+
+// fsyncLines lists, numbered, the trace's lines that name an fsync, a
+// mkdir or a marker.
+func fsyncLines(lines []string) string {
+	var out []string
+	for i, l := range lines {
+		if strings.Contains(l, "fsync") || strings.Contains(l, "marker") || strings.Contains(l, "mkdir") {
+			out = append(out, fmt.Sprintf("%d: %s", i+1, l))
+		}
+	}
+	return strings.Join(out, "\n")
 }
