@@ -223,9 +223,10 @@ type BookStats struct {
 	Open int
 	// InUse is the number running or waiting for an operation.
 	InUse int
-	// Pending is the number idle and kept: a pending write, a take-out or
-	// an owed record, until a write or Find on their key (or LandPending)
-	// lands it; a watched copy, until a read ends it.
+	// Pending is the number idle and kept: a pending write, a take-out
+	// (of a copy another writer counted, or given up) or an owed record,
+	// until a write or Find on their key (or LandPending) lands it; a
+	// watched copy, until a read ends it.
 	Pending int
 	// Opened counts the Ledgers created since NewBook: each writes its key
 	// as a new incarnation, one more actor entry in the key's state, unless

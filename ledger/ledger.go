@@ -624,12 +624,13 @@ func (l *Ledger) land(ctx context.Context) error {
 }
 
 // holding reports what a Ledger opened in l's place would not know: a
-// pending write, a take-out not yet written or an owed record (unwritten),
-// a copy that met another writer's (watching, resettle).
+// pending write, an entry ahead of the store (a copy given up, a
+// refusal's compaction), a take-out not yet written or an owed record
+// (unwritten), a copy that met another writer's (watching, resettle).
 func (l *Ledger) holding() (unwritten, watching bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.cyc.Pending || l.takenOut != nil || l.carry != nil || len(l.unindexed) > 0, len(l.met) > 0
+	return l.cyc.Pending || l.cyc.Ahead || l.takenOut != nil || l.carry != nil || len(l.unindexed) > 0, len(l.met) > 0
 }
 
 // Credit adds amount (> 0) under transaction txn.
