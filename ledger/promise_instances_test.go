@@ -82,14 +82,17 @@ func TestPromiseContextCancelledAfterPutLanded(t *testing.T) {
 // delivered 5 times at once to 3 instances (two Ledgers and a Book) over
 // a store that loses a fifth of the acknowledgements of writes that
 // landed and refuses a tenth; every delivery is retried until it gets an
-// answer without error. The account must count each transaction exactly
-// once, and every answer be Applied or a duplicate.
+// answer without error. Every answer must be Applied or a duplicate, and
+// the account count each transaction exactly once, but for what SPEC.md
+// 6.11 states of a give-up that names a late copy (giveUpLimit, which
+// logs it).
 func TestPromiseConcurrentDeliveriesLostAcks(t *testing.T) {
 	seeds := int64(envCases(t, 4))
 	for seed := int64(1); seed <= 2*seeds; seed++ {
 		holds := seed > seeds
 		t.Run(fmt.Sprint(seed, "/holds=", holds), func(t *testing.T) {
 			mem := memory.NewSiblings()
+			puts := &landedPuts{Siblings: mem}
 			var mu sync.Mutex
 			rng := rand.New(rand.NewSource(seed))
 			policy := func(c faulty.Call) faulty.Fault {
@@ -113,7 +116,7 @@ func TestPromiseConcurrentDeliveriesLostAcks(t *testing.T) {
 			// Each store call yields, so that deliveries overlap and
 			// group commits form even on one core.
 			yield := func(context.Context, faulty.Call, bool) error { runtime.Gosched(); return nil }
-			st := faulty.NewSiblings(mem, faulty.Options{Policy: faulty.Policy(policy), Hook: yield})
+			st := faulty.NewSiblings(puts, faulty.Options{Policy: faulty.Policy(policy), Hook: yield})
 			opts := func(a crdt.ActorID) ledger.Options {
 				return ledger.Options{Actor: a, Backoff: ledger.Backoff{Initial: -1}}
 			}
@@ -171,7 +174,7 @@ func TestPromiseConcurrentDeliveriesLostAcks(t *testing.T) {
 			}
 			reader, _ := ledger.New(mem, "acct", ledger.Options{Actor: "reader"})
 			v, err := reader.Value(ctx)
-			if err != nil || v != want {
+			if err != nil || v != want && !giveUpLimit(t, mem, puts, v-want) {
 				t.Fatalf("value %d %v, want %d (each transaction once)", v, err, want)
 			}
 			// And a retry of each now is a duplicate, from a new instance.
