@@ -50,7 +50,8 @@ func (s *landedPuts) Put(ctx context.Context, key string, actor crdt.ActorID, va
 // ledger does not promise: "x also stays counted twice when a writer
 // giving its copy up (step 6) records the late copy as the one that counts
 // while the writer that recorded x first still holds it and later counts
-// it". A transaction x is such a case when the first record of x that
+// it" (TestLimitGiveUpNamesALateCopy builds one such schedule). A
+// transaction x is such a case when the first record of x that
 // landed names a writer C that lists x no longer in the account's final
 // state and put no record of x naming another writer (it did not give its
 // copy up), and a record naming another writer A that still lists x there
