@@ -42,7 +42,8 @@
 // # Side effects
 //
 // A transaction delivered to two ledgers at once may be answered Applied by
-// both, and still counts once. To run a side effect once (a receipt, an
+// both, and counts once (but in the rare schedules SPEC.md 6.11 lists
+// under "Concurrent copies"). To run a side effect once (a receipt, an
 // email), do not choose a runner from Result: upsert it into an outbox
 // keyed by the transaction id, leaving the entry's done flag alone, and let
 // one consumer run each entry not done and mark it done, keeping done

@@ -144,7 +144,7 @@ type Result struct {
 	//
 	// Applied means this call wrote the transaction, not that its copy is
 	// the one that counts: one delivered to two ledgers at once may be
-	// Applied on both and still counts once. Neither Outcome nor Owner
+	// Applied on both and counts once (SPEC.md 6.11). Neither Outcome nor Owner
 	// picks one caller to run a side effect ("Side effects", package doc).
 	Outcome tpncounter.Outcome
 
