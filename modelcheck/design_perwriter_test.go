@@ -115,6 +115,15 @@ import (
 // after its last put and claim before settling: with the owner final F
 // after its timestamp that wait is not needed (the search passes without
 // it), so the protocol has one bound fewer.
+//
+// Clock skew is not modelled. With writers' clocks within S of true time,
+// a bound between one writer's stamp and another's clock grows by 2S, by
+// this argument (not checked here): a claim stamped ts' < ts by a writer
+// S behind was sent before ts + S and is visible by ts + S + L + D, and a
+// reader S ahead reads its clock as ts + F at ts + F - S; so F = L + D +
+// 2S. R grows the same way where a reclaimer dates d's last write by d's
+// stamp. W, A, G and H run from a writer's own events on its own clock and
+// do not.
 
 // perWriterRules are the protocol's parameters, and the switches that
 // break it.
