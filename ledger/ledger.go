@@ -144,8 +144,9 @@ type Result struct {
 	//
 	// Applied means this call wrote the transaction, not that its copy is
 	// the one that counts: one delivered to two ledgers at once may be
-	// Applied on both and counts once (SPEC.md 6.11). Neither Outcome nor Owner
-	// picks one caller to run a side effect ("Side effects", package doc).
+	// Applied on both and counts once (SPEC.md 6.11). Neither Outcome nor
+	// Owner picks one caller to run a side effect ("Side effects", package
+	// doc).
 	Outcome tpncounter.Outcome
 
 	// Owner is the copy of the transaction that counts as this write saw it
