@@ -595,8 +595,10 @@ func (l *Ledger) setWriter(w crdt.ActorID, own ownEntry) {
 
 // Pending reports whether the ledger holds a write not known to have landed
 // (its last Put was ambiguous). The next successful write or Find lands it,
-// and Find also writes owed records and take-outs (SPEC.md 6.11): a
-// service that stops calls Find once (a Book: LandPending). Land them
+// and Find also writes owed records, take-outs and copies given up (SPEC.md
+// 6.11), which Pending does not report: call Find on a timer whatever
+// Pending says, or use a Book, whose LandPending writes each ledger that
+// holds any of them. A service that stops calls Find once. Land them
 // well within RetireAfter, say every few seconds (examples/service: every
 // second): a ledger that holds such a write, or answers only duplicates,
 // looks idle to the others, and once another ledger has retired its
