@@ -130,7 +130,13 @@ func storeState(t *testing.T, st store.Siblings, holds []advHold) int64 {
 // stored is the merge of every sibling of advKey, read past any faults.
 func stored(t *testing.T, st store.Siblings) *tpncounter.Counter {
 	t.Helper()
-	sibs, _, err := st.Fetch(context.Background(), advKey)
+	return storedAt(t, st, advKey)
+}
+
+// storedAt is the merge of key's siblings in st.
+func storedAt(t *testing.T, st store.Siblings, key string) *tpncounter.Counter {
+	t.Helper()
+	sibs, _, err := st.Fetch(context.Background(), key)
 	require.NoError(t, err)
 	c, err := tpncounter.New(tpncounter.Options{})
 	require.NoError(t, err)

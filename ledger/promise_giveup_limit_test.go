@@ -12,7 +12,6 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/txnrec"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
@@ -39,7 +38,8 @@ func (s *landedPuts) Put(ctx context.Context, key string, actor crdt.ActorID, va
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r, derr := txnrec.Decode(value); derr == nil && ledger.IsRecordKey(key) {
+	var r ledger.Record
+	if ledger.IsRecordKey(key) && r.UnmarshalBinary(value) == nil {
 		s.records = append(s.records, landedRecord{r, actor})
 	}
 	return nil
@@ -62,19 +62,7 @@ func giveUpLimit(t *testing.T, mem *memory.Siblings, puts *landedPuts, excess in
 	if excess <= 0 {
 		return false
 	}
-	final, err := tpncounter.New(tpncounter.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sibs, _, err := mem.Fetch(context.Background(), "acct")
-	for _, b := range sibs {
-		if err == nil {
-			err = final.MergeBinary(b)
-		}
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	final := storedAt(t, mem, "acct")
 	puts.mu.Lock()
 	defer puts.mu.Unlock()
 	var amounts []int64
