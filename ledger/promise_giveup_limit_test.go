@@ -91,7 +91,7 @@ func giveUpLimit(t *testing.T, mem *memory.Siblings, puts *landedPuts, excess in
 		t.Logf("excess %d is not made of the give-up cases %v", excess, cases)
 		return false
 	}
-	t.Logf("counted %d more than the transactions' sum: SPEC.md 6.11's limit of a give-up that names a late copy (issue 28's per-writer layout removes it): %v", excess, cases)
+	t.Logf("counted %d more than the transactions' sum: SPEC.md 6.11's limit of a give-up that names a late copy: %v", excess, cases)
 	return true
 }
 

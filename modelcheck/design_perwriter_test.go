@@ -124,6 +124,27 @@ import (
 // 2S. R grows the same way where a reclaimer dates d's last write by d's
 // stamp. W, A, G and H run from a writer's own events on its own clock and
 // do not.
+//
+// What the layout costs, and why it is not built as checked here. An id
+// stays listed in its writer's key at least F + A = 2(L + D) + W after
+// its first put (the owner final, then the wait before the scan), and
+// every put rewrites the key whole. L, in real time, is how long a Put
+// may stay in flight before it lands: the ledger takes RetireAfter (an
+// hour) to be longer than that, and Cassandra keeps hints for a replica
+// that is down for up to three hours (max_hint_window) and delivers them
+// when it returns. So a writer crediting r times a second rewrites about
+// 2·r·L ids with every credit: at r = 10 and L = 1 h, 72,000 ids (some
+// 2 MB); at about 40 a second, more than store.MaxValue. A credit's
+// calls are constant but its bytes grow with the rate, against issue
+// 28's item 2. The ledger of SPEC.md 6.9–6.11 escapes this by letting an
+// id leave its history after a count of later transactions and judging
+// a late copy against the records, which is where its stated limits come
+// from (6.11, "Concurrent copies"); balance.Transactions escapes it
+// because Partitions rows are fenced by write timestamps: a delete-range
+// shadows a row that lands after it (9.4). A per-writer layout must keep
+// a writer's ids where a credit does not rewrite them (segments written
+// once, each read by Value until its ids are dropped, or rows), or take
+// the ledger's judgement and its limits. This model checks neither.
 
 // perWriterRules are the protocol's parameters, and the switches that
 // break it.

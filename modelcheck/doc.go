@@ -18,7 +18,8 @@
 // its transaction id, one record read and one row write.
 // design_perwriter_test.go checks the planned per-writer layout of the
 // ledger (a key per writer incarnation, a constant number of store calls
-// per credit) the same way, before it is built.
+// per credit) the same way; its header says why it is not built as it
+// stands (a credit's bytes grow with the rate).
 //
 // Its code is tests only; the explorer is in the mc_*_test.go files.
 //
