@@ -31,7 +31,8 @@
 //     none of them crashes or hangs (damage that appears while the file is
 //     open: README.md, "Opening, locking and damage"). One exception: a
 //     format 1 file (0.1.0) has no digests, so damage to a tombstone made
-//     before Open upgrades it is not found (README.md, Layout). An older
+//     before Open upgrades it, or an entry another program removed whole,
+//     is not found (README.md, Layout). An older
 //     copy of a file, or another store's, is no damage: it opens, without
 //     the writes made since it was taken.
 //   - One process: Open locks the directory; a second Open gets ErrLocked.

@@ -318,7 +318,8 @@ func inspectPath(ctx context.Context, path string, fn func(*readOnly, *bolt.Tx) 
 // openChecked opens the data file at path read-only and checks it: under
 // the engine's shared lock, so that no DB writes it meanwhile (the engine
 // reads only its checksummed meta pages), the whole file unless unchecked,
-// then its format, then a version 2 file's digests.
+// then its format, then a version 2 file's digests or a version 1 file's
+// records.
 func openChecked(path string, timeout time.Duration, unchecked bool) (r *readOnly, err error) {
 	// Open makes the data file complete under another name and links it
 	// into place: an empty one is damage, not a new one.
@@ -352,8 +353,18 @@ func openChecked(path string, timeout time.Duration, unchecked bool) (r *readOnl
 	if r.version, err = r.db.checkFormat(); err != nil {
 		return nil, err
 	}
-	if r.version >= 2 && !unchecked {
+	switch {
+	case unchecked:
+	case r.version >= 2:
 		if err := r.walk.compareDigests(r.version); err != nil {
+			return nil, checkError(path, err)
+		}
+	default:
+		// A format 1 file has no digests to vouch for its entries: check
+		// every record's checksum, which covers its key, as the upgrade
+		// of a read-write Open does (an entry whose key changed is read
+		// under no key it belongs to).
+		if err := r.db.bolt.View(checkRecords); err != nil {
 			return nil, checkError(path, err)
 		}
 	}
