@@ -44,9 +44,11 @@
 //   - A partition beyond MaxRows rows is neither read nor merged
 //     (crdt.ErrTooLarge; a Transactions row partition: beyond
 //     TxnOptions.BacklogRows), so keep merges running (SPEC.md 9.3 step 1).
-//     A partition holds two rows per update of about the last SettleGrace
-//     (Transactions: plus two merge intervals), and every update since its
-//     last merge.
+//     At r updates a second merged every I, an Accounts partition holds
+//     about r·(GCGrace + SettleGrace + 2·I) rows, reaching MaxRows at
+//     about 150 updates a second with the defaults (SPEC.md 9.3,
+//     "Capacity"); a Transactions row partition two per credit of about
+//     the last SettleGrace plus two merge intervals (SPEC.md 9.4).
 //   - On Cassandra an Accounts account takes about 50,000 settled updates
 //     per gc_grace_seconds before its reads fail; Transactions' row
 //     partitions have no such limit (SPEC.md 10.2).
