@@ -85,17 +85,20 @@ func compareTargets(names []string, cfg compareConfig, native nativeCounter, sib
 		case "tally":
 			t, err = tallyTarget(cfg, part, key)
 		case "deltalog":
-			t, err = logTarget(cfg, n, key, func() (addFunc, readFunc, error) {
+			t, err = logTarget(cfg, n, key, func() (addFunc, readFunc, mergeFunc, error) {
 				c, err := deltalog.New(part, deltalog.Options{Clock: cfg.now})
 				return c.Add, func(ctx context.Context, k string) (int64, error) {
 					r, err := c.Read(ctx, k)
 					return r.Value, err
-				}, err
+				}, nil, err
 			})
 		case "balance":
-			t, err = logTarget(cfg, n, key, func() (addFunc, readFunc, error) {
+			t, err = logTarget(cfg, n, key, func() (addFunc, readFunc, mergeFunc, error) {
 				a, err := balance.New(part, balance.Options{Clock: cfg.now})
-				return a.Add, a.Balance, err
+				return a.Add, a.Balance, func(ctx context.Context, k string) error {
+					_, err := a.Merge(ctx, k)
+					return err
+				}, err
 			})
 		case "transactions":
 			t, err = transactionsTarget(cfg, part, key)
@@ -208,10 +211,7 @@ func txnID(runID string, t *txn) crdt.TxnID {
 
 // transactionsTarget credits one balance account by transaction id, each
 // worker through its own Transactions; worker 0 also merges the account
-// (records, sums, settles) at its first send cfg.mergeEvery after its last
-// merge, as a service would on a timer: after the send and outside its
-// latency, with its own timeout (-read-timeout, not the writes'
-// -timeout), its failures counted apart.
+// (records, sums, settles: mergeOnTimer).
 func transactionsTarget(cfg compareConfig, part store.Partitions, key string) (compareTarget, error) {
 	open := func() (*balance.Transactions, error) {
 		return balance.NewTransactions(part, balance.TxnOptions{Options: balance.Options{Clock: cfg.now}})
@@ -232,38 +232,51 @@ func transactionsTarget(cfg compareConfig, part store.Partitions, key string) (c
 				return err
 			}, counterkitRetryable)
 			if w == 0 {
-				merged := cfg.now()
-				var m maintenance
-				cw.maintain = func(ctx context.Context) {
-					if now := cfg.now(); now.Sub(merged) >= cfg.mergeEvery {
-						merged = now
-						mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.readTimeout)
-						defer cancel()
-						if _, err := tx.Merge(mctx, key); err != nil {
-							m.failed++
-							m.first = cmp.Or(m.first, err)
-						}
-						m.runs++
-					}
-				}
-				cw.merges = func() maintenance { return m }
+				mergeOnTimer(cfg, &cw, func(ctx context.Context) error {
+					_, err := tx.Merge(ctx, key)
+					return err
+				})
 			}
 			return cw, err
 		}}, nil
 }
 
-// addFunc and readFunc are a deltalog Counters' or a balance Accounts' Add
-// and read.
+// mergeOnTimer makes cw, worker 0's writer, run merge at its first send
+// cfg.mergeEvery after its last merge, as a service would on a timer:
+// after the send and outside its latency, with its own timeout
+// (-read-timeout, not the writes' -timeout), its failures counted apart.
+func mergeOnTimer(cfg compareConfig, cw *compareWriter, merge func(context.Context) error) {
+	merged := cfg.now()
+	var m maintenance
+	cw.maintain = func(ctx context.Context) {
+		if now := cfg.now(); now.Sub(merged) >= cfg.mergeEvery {
+			merged = now
+			mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.readTimeout)
+			defer cancel()
+			if err := merge(mctx); err != nil {
+				m.failed++
+				m.first = cmp.Or(m.first, err)
+			}
+			m.runs++
+		}
+	}
+	cw.merges = func() maintenance { return m }
+}
+
+// addFunc, readFunc and mergeFunc are a deltalog Counters' or a balance
+// Accounts' Add, read and merge.
 type (
-	addFunc  func(ctx context.Context, key string, id timeid.ID, delta int64) error
-	readFunc func(ctx context.Context, key string) (int64, error)
+	addFunc   func(ctx context.Context, key string, id timeid.ID, delta int64) error
+	readFunc  func(ctx context.Context, key string) (int64, error)
+	mergeFunc func(ctx context.Context, key string) error
 )
 
 // logTarget adds to one deltalog counter or balance account, each
 // transaction under its own time-based update id, each worker through its
-// own Counters or Accounts: open makes one.
-func logTarget(cfg compareConfig, typ, key string, open func() (addFunc, readFunc, error)) (compareTarget, error) {
-	_, read, err := open()
+// own Counters or Accounts: open makes one. When open gives a merge,
+// worker 0 also merges the key (mergeOnTimer).
+func logTarget(cfg compareConfig, typ, key string, open func() (addFunc, readFunc, mergeFunc, error)) (compareTarget, error) {
+	_, read, _, err := open()
 	if err != nil {
 		return compareTarget{}, err
 	}
@@ -271,13 +284,16 @@ func logTarget(cfg compareConfig, typ, key string, open func() (addFunc, readFun
 	return compareTarget{name: typ, counterkit: true,
 		value: func(ctx context.Context) (int64, error) { return read(ctx, key) },
 		newWriter: func(w int) (compareWriter, error) {
-			add, _, err := open()
+			add, _, merge, err := open()
 			if err != nil {
 				return compareWriter{}, err
 			}
 			cw, err := oneWriter(func(ctx context.Context, x *txn) error {
 				return add(ctx, key, x.state.(timeid.ID), 1)
 			}, counterkitRetryable)
+			if w == 0 && merge != nil {
+				mergeOnTimer(cfg, &cw, func(ctx context.Context) error { return merge(ctx, key) })
+			}
 			var last time.Time
 			cw.next = func(int) *txn {
 				at := cfg.now().Truncate(time.Microsecond)
