@@ -191,3 +191,25 @@ func TestCheckRiakFake(t *testing.T) {
 	require.Contains(t, errOut, "crdt.ErrMisconfiguredStore")
 	require.True(t, strings.Contains(errOut, "allow_mult=false") || strings.Contains(errOut, "riak.ErrDefaultBucketType"), errOut)
 }
+
+// A service that holds the store read-only shares its lock with the
+// commands that only read (README.md): get, check and list read, a merge
+// fails with embedded.ErrLocked.
+func TestEmbeddedReadOnlyHolder(t *testing.T) {
+	dir := fixture(t)
+	db, err := embedded.Open(dir, embedded.Options{ReadOnly: true})
+	require.NoError(t, err)
+	defer db.Close()
+	emb := "embedded:" + dir
+	for _, args := range [][]string{
+		{"get", "-store", emb, "-type", "ledger", "acct-1"},
+		{"check", "embedded", "-store", emb},
+		{"list", "-store", emb},
+	} {
+		code, _, errOut := runCmd(t, "", args...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+	}
+	code, out, errOut := runCmd(t, "", "merge", "balance", "-store", emb, "seller-1")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, errOut, "embedded.ErrLocked, crdt.ErrUnavailable")
+}
