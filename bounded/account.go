@@ -91,7 +91,11 @@ type Result struct {
 	Landed   bool  // the write is known to be in the store (or not needed)
 	Value    int64 // math.MaxInt64 past it (see Account.Value)
 	Rights   int64 // what this account may debit now
-	Granted  int64 // rights this call gave to other actors' requests
+	// Granted is what this call's grant step gave to other actors'
+	// requests (SPEC.md 13.5 step 5). A Close with an heir gives to the
+	// requests before that step, with what it hands to the heir, and
+	// reports 0 here.
+	Granted int64
 	// Requested is, after a refused debit, this account's outstanding
 	// request once the call ended (SPEC.md 13.5): the shortfall, or more
 	// while an earlier refused debit's larger request is not met, and 0
