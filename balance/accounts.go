@@ -15,9 +15,12 @@ import (
 	"github.com/counterkit/counterkit/timeid"
 )
 
-// MaxRows bounds the rows of one account's partition; a larger partition
-// is refused with crdt.ErrTooLarge rather than read partially, by Balance,
-// Conflicts and Merge alike, so no merge brings it back under it.
+// MaxRows is the most rows a first read of an account's partition takes.
+// A read that finds more reads again up to MaxBacklogRows (a Transactions
+// row partition: TxnOptions.BacklogRows), so that a backlog and the
+// tombstones of the merges that drain it stay readable and mergeable; a
+// partition past that is refused with crdt.ErrTooLarge rather than read
+// partially, by Balance, Conflicts and Merge alike (SPEC.md 9.3 step 1).
 const MaxRows = 100_000
 
 // Errors specific to this package. Each wraps a crdt sentinel.
@@ -228,6 +231,9 @@ func (ac *Accounts) view(ctx context.Context, account string) (View, error) {
 	// between two steps (on Cassandra: QUORUM, so reads stay available
 	// with a replica down).
 	rows, err := ac.t.Snapshot(ctx, account, MaxRows, store.ReadAny)
+	if errors.Is(err, crdt.ErrTooLarge) {
+		rows, err = ac.t.Snapshot(ctx, account, MaxBacklogRows, store.ReadAny)
+	}
 	if err != nil {
 		return View{}, err
 	}

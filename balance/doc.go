@@ -41,7 +41,7 @@
 //
 //   - Exactly-once holds within the write window (Options.Window;
 //     Transactions: RetryWindow, SPEC.md 9.4).
-//   - A partition beyond MaxRows rows is neither read nor merged
+//   - A partition beyond MaxBacklogRows rows is neither read nor merged
 //     (crdt.ErrTooLarge; a Transactions row partition: beyond
 //     TxnOptions.BacklogRows), so keep merges running (SPEC.md 9.3 step 1).
 //     At r updates a second merged every I, an Accounts partition holds

@@ -69,12 +69,13 @@ func decodePlacedRow(account string, sr store.Row) (placedRow, error) {
 	return placedRow{at, r}, err
 }
 
-// MaxBacklogRows bounds the rows of a Transactions row partition (the
-// default of TxnOptions.BacklogRows): a read that finds more than MaxRows
-// reads again, up to MaxBacklogRows, so that a backlog (merges paused, or
-// a burst of retries before a merge, each a copy of its row) and the
+// MaxBacklogRows bounds the rows of an Accounts partition and of a
+// Transactions row partition (the default of TxnOptions.BacklogRows): a
+// read that finds more than MaxRows reads again, up to MaxBacklogRows, so
+// that a backlog (merges paused, a rate above an account's capacity, or a
+// burst of retries before a merge, each a copy of its row) and the
 // tombstones of the merges that drain it stay readable and mergeable
-// (SPEC.md 9.4).
+// (SPEC.md 9.3 step 1, 9.4).
 const MaxBacklogRows = 2 * MaxRows
 
 // placedView reads a placed partition (evaluatePlaced).

@@ -46,8 +46,8 @@ goroutines, on a Cassandra keyspace:
   balance         balance.Accounts adds on one account, one Accounts per
                   worker, merged as transactions is; only with -types: one
                   account holds about 150 adds a second (SPEC.md 9.3,
-                  "Capacity"), past which its reads and merges fail
-                  too_large, so it is not a hot-account type
+                  "Capacity"), above which its rows pile up until its
+                  reads and merges fail too_large: not a hot-account type
 
 Every write is sent with the client timeout -timeout; a small one makes
 writes time out while they still land. Each transaction is sent once by
