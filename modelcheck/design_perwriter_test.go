@@ -126,7 +126,7 @@ import (
 // do not.
 //
 // What the layout costs, and why it is not built as checked here. An id
-// stays listed in its writer's key at least F + A = 2(L + D) + W after
+// stays listed in its writer's key at least F + A = 2(L + D) + W - 1 after
 // its first put (the owner final, then the wait before the scan), and
 // every put rewrites the key whole. L, in real time, is how long a Put
 // may stay in flight before it lands: the ledger takes RetireAfter (an
@@ -143,8 +143,9 @@ import (
 // because Partitions rows are fenced by write timestamps: a delete-range
 // shadows a row that lands after it (9.4). A per-writer layout must keep
 // a writer's ids where a credit does not rewrite them (segments written
-// once, each read by Value until its ids are dropped, or rows), or take
-// the ledger's judgement and its limits. This model checks neither.
+// once, each read by Value until its ids are dropped, so that a Value
+// reads about 2·r·L ids of each writer; or rows), or take the ledger's
+// judgement and its limits. This model checks neither.
 
 // perWriterRules are the protocol's parameters, and the switches that
 // break it.
