@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,7 +75,8 @@ func TestHelpOfEachCommand(t *testing.T) {
 
 // format1WithKey returns a fixture store turned into format 1 (no digest
 // records, as readonly_test does), with a sibling entry under key, which
-// no adapter writes (a damaged or crafted file).
+// no adapter writes (a crafted file): sealed with its checksum, as every
+// way of opening a format 1 file checks it.
 func format1WithKey(t *testing.T, key string) string {
 	t.Helper()
 	dir := fixture(t)
@@ -92,7 +94,10 @@ func format1WithKey(t *testing.T, key string) string {
 		}
 		k := binary.AppendUvarint(nil, uint64(len(key)))
 		k = append(append(k, key...), 0, 0, 0, 0, 0, 0, 0, 9)
-		return tx.Bucket([]byte("siblings")).Put(k, []byte{0, 0, 0, 0, 1})
+		value := []byte{1}
+		table := crc32.MakeTable(crc32.Castagnoli)
+		sum := crc32.Update(crc32.Checksum(k, table), table, value)
+		return tx.Bucket([]byte("siblings")).Put(k, append(binary.BigEndian.AppendUint32(nil, sum), value...))
 	}))
 	require.NoError(t, b.Close())
 	return dir
