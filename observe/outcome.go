@@ -9,19 +9,20 @@ import (
 )
 
 // OutcomeOf maps an operation's error to an Outcome: OK for nil, else the
-// outcome of the sentinel it wraps. A write that may have landed is
-// Ambiguous even when the context ended; a context that ended otherwise is
-// Canceled or Timeout, not Unavailable.
+// outcome of the sentinel it wraps, in ErrorType's order. A write that may
+// have landed is Ambiguous even when the context ended or the update's
+// window passed (a tally flush whose outcome stays unknown for good); a
+// context that ended otherwise is Canceled or Timeout, not Unavailable.
 func OutcomeOf(err error) string {
 	switch {
 	case err == nil:
 		return OK
+	case errors.Is(err, crdt.ErrAmbiguousWrite):
+		return Ambiguous
 	case errors.Is(err, crdt.ErrOutsideWindow):
 		return OutsideWindow
 	case errors.Is(err, crdt.ErrExpired):
 		return Expired
-	case errors.Is(err, crdt.ErrAmbiguousWrite):
-		return Ambiguous
 	case errors.Is(err, context.Canceled):
 		return Canceled
 	case errors.Is(err, context.DeadlineExceeded):

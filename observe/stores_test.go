@@ -135,11 +135,15 @@ func TestOutcomeOf(t *testing.T) {
 		context.DeadlineExceeded: observe.Timeout,
 		fmt.Errorf("%w: %w", crdt.ErrUnavailable, context.Canceled):    observe.Canceled,
 		fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, context.Canceled): observe.Ambiguous,
-		crdt.ErrConflictingTransaction:                                 observe.Invalid,
-		crdt.ErrInvalidConfig:                                          observe.Invalid,
-		crdt.ErrInvalidKey:                                             observe.Invalid,
-		crdt.ErrCorruptEncoding:                                        observe.Error,
-		errors.New("something else"):                                   observe.Error,
+		// A tally flush whose outcome stays unknown for good: a failure,
+		// not a window refusal, named as ErrorType names it.
+		fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, crdt.ErrExpired): observe.Ambiguous,
+		fmt.Errorf("%w: %w", crdt.ErrExpired, crdt.ErrAmbiguousWrite): observe.Ambiguous,
+		crdt.ErrConflictingTransaction:                                observe.Invalid,
+		crdt.ErrInvalidConfig:                                         observe.Invalid,
+		crdt.ErrInvalidKey:                                            observe.Invalid,
+		crdt.ErrCorruptEncoding:                                       observe.Error,
+		errors.New("something else"):                                  observe.Error,
 	} {
 		require.Equal(t, want, observe.OutcomeOf(err), "%v", err)
 	}
