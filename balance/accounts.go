@@ -284,6 +284,8 @@ type MergeReport struct {
 	// Conflicts are the update ids the merge read with an amount that does
 	// not count (View.Conflicts); a merge deleting such a row reports it.
 	Conflicts []Conflict
+
+	newest time.Time // when the newest update Tombstones fold was made (its event's Lag)
 }
 
 // Merge runs one merge of account in the eight steps of SPEC.md 9.3, which
@@ -363,15 +365,35 @@ func mergeEvent(rep MergeReport) observe.Event {
 		Rows: len(rep.Tombstones) + len(rep.Settled) + len(rep.Deleted) + len(rep.Collected)}
 	if rep.Sum != nil {
 		e.Rows++
-		var newest time.Time // the newest update the sum folded
-		for _, t := range rep.Tombstones {
-			if at := t.UpdateID.Time(); at.After(newest) {
-				newest = at
-			}
+		if !rep.newest.IsZero() {
+			e.Lag = max(rep.Version.Time().Sub(rep.newest), 0) // the version: about when it read
 		}
-		e.Lag = max(rep.Version.Time().Sub(newest), 0) // the version: about when it read
 	}
 	return e
+}
+
+// newestFolded is when the newest update tombstones fold was made: the
+// time of its id, or, for a Transactions row (whose id is a hash), where
+// it was first placed.
+func (v View) newestFolded(tombstones []Row) time.Time {
+	var newest time.Time
+	later := func(at time.Time) {
+		if at.After(newest) {
+			newest = at
+		}
+	}
+	for _, t := range tombstones {
+		if v.places == nil || t.Target != KindNormal {
+			later(t.UpdateID.Time())
+			continue
+		}
+		for _, r := range v.normals[t.UpdateID] {
+			if ps := v.places[r.Key()]; len(ps) > 0 {
+				later(time.UnixMicro(ps[0]))
+			}
+		}
+	}
+	return newest
 }
 
 // mergeSteps runs steps 4–8 of a started merge (none if it failed).
@@ -403,7 +425,7 @@ func (ac *Accounts) mergeSteps(m *startedMerge, account string) (rep MergeReport
 		if err := ac.mergeWrite(ctx, account, v, nil, p.tombstones); err != nil {
 			return rep, err
 		}
-		rep.Tombstones = p.tombstones
+		rep.Tombstones, rep.newest = p.tombstones, v.newestFolded(p.tombstones)
 		if el := ac.opts.Clock().Sub(readAt); el > ac.opts.MaxMerge {
 			return rep, fmt.Errorf("%w (%v > %v)", ErrSlowMerge, el, ac.opts.MaxMerge)
 		}

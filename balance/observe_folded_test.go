@@ -60,3 +60,28 @@ func TestMergeEventCountsFoldedRows(t *testing.T) {
 	require.Equal(t, 3, summed)
 	require.Equal(t, 3, evs[len(evs)-1].Folded, "Transactions.Merge summed 3 rows")
 }
+
+// A merge's Lag is how long ago the newest update it summed was made. A
+// Transactions row's id is a hash of its transaction id (a time before
+// 1900), so Transactions.Merge takes the time the row was placed: a
+// merge one second after a credit reports a second, not centuries (found
+// by a review from the docs: 2,168,275 hours).
+func TestTransactionsMergeLag(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	var evs []observe.Event
+	obs := observe.Func(func(_ context.Context, e observe.Event) { evs = append(evs, e) })
+	tx, err := balance.NewTransactions(memory.NewPartitions(), balance.TxnOptions{Options: balance.Options{Clock: func() time.Time { return now }, Observer: obs}})
+	require.NoError(t, err)
+	_, err = tx.Apply(ctx, "seller-42", "pay-0", 2500)
+	require.NoError(t, err)
+	now = now.Add(time.Second)
+	_, err = tx.Apply(ctx, "seller-42", "pay-1", 100)
+	require.NoError(t, err)
+	now = now.Add(3 * time.Second)
+	_, err = tx.Merge(ctx, "seller-42")
+	require.NoError(t, err)
+	e := evs[len(evs)-1]
+	require.Equal(t, "merge", e.Op)
+	require.Equal(t, 3*time.Second, e.Lag.Round(time.Millisecond), "the newest credit, pay-1, was made 3 s before the merge")
+}

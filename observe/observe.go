@@ -72,7 +72,8 @@ type Event struct {
 	Retired int // actor entries a ledger write retired
 	// Lag is how far behind the present a GC or merge folded: the age of
 	// the newest item it folded (tally: since that shard expired;
-	// deltalog: that cell's id; balance: that update's id).
+	// deltalog: that cell's id; balance: that update's id, or where a
+	// Transactions row was first placed).
 	Lag    time.Duration
 	Bytes  int // the size of the state written or read,
 	Actors int // in bytes and in actor entries
