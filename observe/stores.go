@@ -17,8 +17,10 @@ import (
 // or statestore still refuses an expiring store for counter state through
 // it. When inner also lists its keys and deletes in batches, as the
 // memory and embedded stores do (DeleteBatch and Keys, reported as
-// "delete_batch" and "keys"), so does the wrapper, so that
-// ledger.ExpireAllRecords sweeps through it. A call whose inner store
+// "delete_batch" and "keys"), and its values do not expire, so does the
+// wrapper, so that ledger.ExpireAllRecords sweeps through it (a store
+// whose values expire needs no sweep; without Keys, ExpireRecords deletes
+// key by key). A call whose inner store
 // panics ends with an error (a write's wraps crdt.ErrAmbiguousWrite: it
 // may have landed) as the panic goes on.
 func Siblings(inner store.Siblings, o Observer) store.Siblings {
