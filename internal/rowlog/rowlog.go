@@ -357,13 +357,14 @@ func Unreturned(write bool) observe.Event {
 }
 
 // End ends op with e, its error err, and whether a write was ambiguous or
-// refused.
+// refused by the store (a caller's cancellation is not a refusal, as in
+// the ledger and tally).
 func End(op *observe.Operation, err error, e observe.Event) {
 	e.Err = err
 	switch {
 	case errors.Is(err, crdt.ErrAmbiguousWrite):
 		e.Ambiguous = 1
-	case errors.Is(err, crdt.ErrUnavailable):
+	case errors.Is(err, crdt.ErrUnavailable) && !errors.Is(err, context.Canceled):
 		e.Refused = 1
 	}
 	op.End(e)
