@@ -800,6 +800,10 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		return nil, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
 	}
 	l.stats.siblings = max(l.stats.siblings, len(sibs))
+	l.stats.bytes = 0 // the state read; a write's Put sets what it wrote
+	for _, s := range sibs {
+		l.stats.bytes += len(s)
+	}
 	pending := l.cyc.Pending
 	fetched, held, err := l.cyc.Read(sibs)
 	if err != nil {

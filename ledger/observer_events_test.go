@@ -406,3 +406,29 @@ func TestObserverGroupCommitBalanced(t *testing.T) {
 	require.Equal(t, goroutines*each, tr.Started("ledger"))
 	require.Empty(t, tr.Problems())
 }
+
+// A read's event carries the size of the state it read (observe.Event
+// Bytes: "the size of the state written or read"), as its store call's
+// does; a write's, the size it wrote. Found by a review from the docs:
+// Value and HasTransaction reported 0.
+func TestObserverReadReportsSize(t *testing.T) {
+	ctx := context.Background()
+	tr := &obstest.Tracker{}
+	mem := memory.NewSiblings()
+	l := obsLedger(t, mem, tr, ledger.Options{})
+	_, err := l.Credit(ctx, "t1", 5)
+	require.NoError(t, err)
+	sibs, _, err := mem.Fetch(ctx, "acct")
+	require.NoError(t, err)
+	require.Len(t, sibs, 1)
+	for name, read := range map[string]func() error{
+		"value":          func() error { _, err := l.Value(ctx); return err },
+		"hasTransaction": func() error { _, err := l.HasTransaction(ctx, "t1"); return err },
+	} {
+		tr.Reset()
+		require.NoError(t, read(), name)
+		evs := tr.Events("ledger")
+		require.Len(t, evs, 1, name)
+		require.Equal(t, len(sibs[0]), evs[0].Bytes, "%s: the state read", name)
+	}
+}
