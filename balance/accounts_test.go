@@ -289,6 +289,7 @@ func TestDeleteAndOptions(t *testing.T) {
 		{SettleGrace: time.Second},
 		{GCGrace: time.Minute},
 		{FutureSkew: time.Minute},
+		{GCGrace: math.MaxInt64}, // over 50 years: cutoffs would overflow
 	} {
 		_, err := balance.New(s, o)
 		require.ErrorIs(t, err, crdt.ErrInvalidConfig, "%+v", o)

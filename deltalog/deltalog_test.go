@@ -470,11 +470,26 @@ func TestOptionsValidation(t *testing.T) {
 		{Window: -1},
 		{FutureSkew: time.Minute, SafetyMargin: time.Minute},
 		{MaxScan: time.Hour},
+		// A window whose merge cutoff (now − Window − SafetyMargin) would
+		// overflow: a review found Merge then wrote a merge cell at the
+		// newest cell's id, which every later Read refused as corrupt.
+		{Window: math.MaxInt64 - 5*time.Second},
+		{Window: 50*365*24*time.Hour + 1},
 	} {
 		_, err := deltalog.New(store, o)
 		require.ErrorIs(t, err, crdt.ErrInvalidConfig, "%+v", o)
 	}
-	_, err := deltalog.New(nil, deltalog.Options{})
+	// The longest Window accepted: an add and a merge read back.
+	long, err := deltalog.New(newSpy(0), deltalog.Options{Window: 50 * 365 * 24 * time.Hour})
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, long.Add(ctx, "k", timeid.New(time.Now()), 3))
+	_, _, err = long.Merge(ctx, "k")
+	require.NoError(t, err)
+	r, err := long.Read(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, int64(3), r.Value)
+	_, err = deltalog.New(nil, deltalog.Options{})
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
 	c, err := deltalog.New(store, deltalog.Options{})
 	require.NoError(t, err)

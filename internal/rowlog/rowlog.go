@@ -289,17 +289,22 @@ func InWindow(id timeid.ID, now time.Time, window, skew time.Duration) error {
 	return nil
 }
 
+// MaxDuration bounds every duration of the options CheckTiming checks: the
+// cutoffs the packages compute (now − Window − SafetyMargin and the like)
+// add up to five of them, which must not overflow time.Duration.
+const MaxDuration = 50 * 365 * 24 * time.Hour
+
 // CheckTiming checks the durations both packages' options share: none is
-// negative (opts is printed then) and margin exceeds twice skew. Errors
-// wrap crdt.ErrInvalidConfig.
+// negative or over MaxDuration (opts is printed then) and margin exceeds
+// twice skew. Errors wrap crdt.ErrInvalidConfig.
 func CheckTiming(opts any, window, skew, margin time.Duration, others ...time.Duration) error {
-	neg := window < 0 || skew < 0 || margin < 0
-	for _, d := range others {
-		neg = neg || d < 0
+	bad := false
+	for _, d := range append([]time.Duration{window, skew, margin}, others...) {
+		bad = bad || d < 0 || d > MaxDuration
 	}
 	switch {
-	case neg:
-		return fmt.Errorf("%w: negative duration in %+v", crdt.ErrInvalidConfig, opts)
+	case bad:
+		return fmt.Errorf("%w: a duration negative or over 50 years in %+v", crdt.ErrInvalidConfig, opts)
 	// The durations are not negative from here on, so the bounds are
 	// compared without sums that could overflow.
 	case margin-skew <= skew:
