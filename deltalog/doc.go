@@ -39,10 +39,15 @@
 //     update a process whose clock is behind acknowledges within
 //     FutureSkew after a Delete may be lost.
 //   - Read cost is the number of updates since the newest merge cell, plus
-//     one.
-//   - A cell that does not decode, or a merge cell whose id is not older
-//     than now − Window (no merge writes it: SPEC.md 8.5), stops Read,
-//     Merge and Compact of its counter (crdt.ErrCorruptEncoding, naming
-//     it) until it is restored from a backup or the counter deleted
-//     (Delete).
+//     one: about rate × (Window + SafetyMargin + merge interval). A counter
+//     whose scans take longer than MaxScan (a rate past SPEC.md 8.4's
+//     "Capacity", or a merger outage) fails every Read, Merge and Compact
+//     with ErrSlowScan, and no merge can shrink it until it is deleted.
+//   - A cell that does not decode stops Read, Merge and Compact of its
+//     counter (crdt.ErrCorruptEncoding, naming it) until it is restored
+//     from a backup or the counter deleted (Delete). So does a merge cell
+//     whose id is not older than now − Window (no merge under SPEC.md 8.4's
+//     assumptions writes it: 8.5), until the readers' clocks pass it; a
+//     merger whose clock ran that far ahead may have hidden updates
+//     acknowledged below it, for good.
 package deltalog
