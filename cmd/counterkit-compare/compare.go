@@ -311,7 +311,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.resolveFor, "resolve-for", 5*time.Minute, "how long resends go on after the run; what is unacknowledged then is unresolved")
 	fs.IntVar(&cfg.shards, "shards", 8, "ledger-sharded: the number of sub-keys of the account")
 	fs.IntVar(&cfg.flushEvery, "flush-every", 1, "tally: updates staged per flush")
-	fs.DurationVar(&cfg.mergeEvery, "merge-every", 5*time.Second, "transactions: how often worker 0 merges the account")
+	fs.DurationVar(&cfg.mergeEvery, "merge-every", 5*time.Second, "transactions and balance: how often worker 0 merges the account")
 	fs.IntVar(&cfg.actors, "actors", 0, "ledger types: distinct ledger actors, shared round robin by the workers (0: one per worker)")
 	fs.IntVar(&cfg.history, "history", 0, "ledger types: transactions each actor's entry remembers (tpncounter HistoryLength; 0: its default)")
 	types := fs.String("types", strings.Join(defaultTypes, ","), "the types to run, comma-separated, each once (also: balance)")
