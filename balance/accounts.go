@@ -230,10 +230,7 @@ func (ac *Accounts) view(ctx context.Context, account string) (View, error) {
 	// in one read and not the next, as it tolerates a merge that stopped
 	// between two steps (on Cassandra: QUORUM, so reads stay available
 	// with a replica down).
-	rows, err := ac.t.Snapshot(ctx, account, MaxRows, store.ReadAny)
-	if errors.Is(err, crdt.ErrTooLarge) {
-		rows, err = ac.t.Snapshot(ctx, account, MaxBacklogRows, store.ReadAny)
-	}
+	rows, err := snapshot(ctx, &ac.t, account, MaxBacklogRows)
 	if err != nil {
 		return View{}, err
 	}

@@ -78,12 +78,19 @@ func decodePlacedRow(account string, sr store.Row) (placedRow, error) {
 // (SPEC.md 9.3 step 1, 9.4).
 const MaxBacklogRows = 2 * MaxRows
 
+// snapshot reads a partition of t at store.ReadAny: up to MaxRows rows, and
+// when it holds more, again up to backlog (SPEC.md 9.3 step 1, 9.4).
+func snapshot[R any](ctx context.Context, t *rowlog.Table[R], account string, backlog int) ([]R, error) {
+	rows, err := t.Snapshot(ctx, account, MaxRows, store.ReadAny)
+	if errors.Is(err, crdt.ErrTooLarge) {
+		rows, err = t.Snapshot(ctx, account, backlog, store.ReadAny)
+	}
+	return rows, err
+}
+
 // placedView reads a placed partition (evaluatePlaced).
 func (ac *Accounts) placedView(ctx context.Context, account string) (View, error) {
-	stored, err := ac.pt.Snapshot(ctx, account, MaxRows, store.ReadAny)
-	if errors.Is(err, crdt.ErrTooLarge) {
-		stored, err = ac.pt.Snapshot(ctx, account, ac.backlog, store.ReadAny)
-	}
+	stored, err := snapshot(ctx, ac.pt, account, ac.backlog)
 	if err != nil {
 		return View{}, err
 	}
