@@ -11,6 +11,7 @@ import (
 	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // Errors specific to this package. Each wraps a crdt sentinel.
@@ -174,13 +175,13 @@ func (c *Counters) Apply(ctx context.Context, b *Batch) error {
 	})
 }
 
-// scanVisible reads counter's cells from the newest down to and including
-// the first merge cell, enforcing MaxScan.
-func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, time.Time, error) {
-	start := c.opts.Clock()
+// scanVisible reads counter's cells from the first at or after from (nil:
+// the newest) down to and including the first merge cell, enforcing
+// MaxScan from start, the clock read before it.
+func (c *Counters) scanVisible(ctx context.Context, counter string, start time.Time, from []byte) ([]Cell, error) {
 	var cells []Cell
 	var bad error
-	err := c.t.Scan(ctx, counter, nil, store.ReadComplete, func(cell Cell) bool {
+	err := c.t.Scan(ctx, counter, from, store.ReadComplete, func(cell Cell) bool {
 		if bad = c.checkMergeCell(counter, cell); bad != nil {
 			return false
 		}
@@ -191,12 +192,12 @@ func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, tim
 		err = bad
 	}
 	if err != nil {
-		return nil, start, err
+		return nil, err
 	}
 	if el := c.opts.Clock().Sub(start); el > c.opts.MaxScan {
-		return nil, start, fmt.Errorf("%w (%v > %v)", ErrSlowScan, el, c.opts.MaxScan)
+		return nil, fmt.Errorf("%w (%v > %v)", ErrSlowScan, el, c.opts.MaxScan)
 	}
-	return cells, start, nil
+	return cells, nil
 }
 
 // checkMergeCell refuses, as crdt.ErrCorruptEncoding, a merge cell whose
@@ -224,7 +225,7 @@ func (c *Counters) checkMergeCell(counter string, cell Cell) error {
 func (c *Counters) Read(ctx context.Context, counter string) (Reading, error) {
 	ctx, op := c.t.Start(ctx, "read")
 	defer op.End(rowlog.Unreturned(false)) // only if the store panics
-	cells, _, err := c.scanVisible(ctx, counter)
+	cells, err := c.scanVisible(ctx, counter, c.opts.Clock(), nil)
 	var r Reading
 	if err == nil {
 		r = sumVisible(cells)
@@ -236,10 +237,11 @@ func (c *Counters) Read(ctx context.Context, counter string) (Reading, error) {
 // Merge writes, at the ID of the newest cell older than now − Window −
 // SafetyMargin, a merge cell holding the sum and aggregates of everything
 // at or below it (or, when those do not fit a cell, at the newest older
-// cell where they do: Log.MergeBefore): one scan since the previous merge
-// cell, at most one write; ok is false when there was nothing to merge. Merges need no
-// coordination: no cell that old can still be written (Options), so two
-// merges at one cutoff write the same content.
+// cell where they do: Log.MergeBefore): one scan, of the cells from that
+// one down to the previous merge cell, at most one write; ok is false when
+// there was nothing to merge. Merges need no coordination: no cell that
+// old can still be written (Options), so two merges at one cutoff write
+// the same content.
 func (c *Counters) Merge(ctx context.Context, counter string) (Cell, bool, error) {
 	ctx, op := c.t.Start(ctx, "merge")
 	defer op.End(rowlog.Unreturned(true)) // only if the store panics
@@ -257,11 +259,18 @@ func (c *Counters) merge(ctx context.Context, counter string) (m Cell, ok bool, 
 	// scan began shadows it, as it shadows the cells it sums (every cell
 	// at one merge id sums the same cells, so an older stamp loses nothing).
 	ts := stamp.Reserve(c.opts.Clock(), 1)
-	cells, start, err := c.scanVisible(ctx, counter)
+	start := c.opts.Clock()
+	cutoff := start.Add(-c.opts.Window - c.opts.SafetyMargin)
+	// Only cells older than the cutoff are merged: the scan starts at the
+	// first of them (SPEC.md 8.5).
+	from, ok := timeid.AppendDescendingBefore(nil, cutoff)
+	if !ok {
+		return Cell{}, false, nil
+	}
+	cells, err := c.scanVisible(ctx, counter, start, from)
 	if err != nil {
 		return Cell{}, false, err
 	}
-	cutoff := start.Add(-c.opts.Window - c.opts.SafetyMargin)
 	if m, ok = planMerge(cells, cutoff, c.opts.Clock()); !ok {
 		return Cell{}, false, nil
 	}
@@ -295,13 +304,19 @@ func (c *Counters) Compact(ctx context.Context, counter string) (bool, error) {
 func (c *Counters) compact(ctx context.Context, counter string) (deleted bool, err error) {
 	var m Cell
 	found := false
-	horizon := c.opts.Clock().Add(-c.opts.CompactGrace).UnixNano()
+	horizon := c.opts.Clock().Add(-c.opts.CompactGrace)
+	// A merge cell written by horizon is older than its Written time less
+	// Window and SafetyMargin: the scan starts there (SPEC.md 8.5).
+	from, ok := timeid.AppendDescendingBefore(nil, horizon.Add(-c.opts.Window-c.opts.SafetyMargin))
+	if !ok {
+		return false, nil
+	}
 	var bad error
-	err = c.t.Scan(ctx, counter, nil, store.ReadComplete, func(cell Cell) bool {
+	err = c.t.Scan(ctx, counter, from, store.ReadComplete, func(cell Cell) bool {
 		if bad = c.checkMergeCell(counter, cell); bad != nil {
 			return false
 		}
-		if cell.Kind == KindMerge && cell.Written <= horizon {
+		if cell.Kind == KindMerge && cell.Written <= horizon.UnixNano() {
 			m, found = cell, true
 			return false
 		}

@@ -39,15 +39,19 @@
 //     update a process whose clock is behind acknowledges within
 //     FutureSkew after a Delete may be lost.
 //   - Read cost is the number of updates since the newest merge cell, plus
-//     one: about rate × (Window + SafetyMargin + merge interval). A counter
-//     whose scans take longer than MaxScan (a rate past SPEC.md 8.4's
-//     "Capacity", or a merger outage) fails every Read, Merge and Compact
-//     with ErrSlowScan, and no merge can shrink it until it is deleted.
-//   - A cell that does not decode stops Read, Merge and Compact of its
-//     counter (crdt.ErrCorruptEncoding, naming it) until it is restored
-//     from a backup or the counter deleted (Delete). So does a merge cell
-//     whose id is not older than now − Window (no merge under SPEC.md 8.4's
-//     assumptions writes it: 8.5), until the readers' clocks pass it; a
-//     merger whose clock ran that far ahead may have hidden updates
-//     acknowledged below it, for good.
+//     one: about rate × (Window + SafetyMargin + merge interval). Merge and
+//     Compact scan only the cells older than their cutoffs, about rate ×
+//     merge interval. Past what a scan reads within MaxScan (SPEC.md 8.4,
+//     "Capacity") Read fails with ErrSlowScan while merges go on, and
+//     reads come back once the rate falls; a merger outage that left more
+//     cells below the cutoff than that fails every Merge too, and no
+//     merge can shrink the counter until it is deleted.
+//   - A cell that does not decode stops Read of its counter, and Merge
+//     and Compact when their scans reach it (crdt.ErrCorruptEncoding,
+//     naming it), until it is restored from a backup or the counter
+//     deleted (Delete). A merge cell whose id is not older than now −
+//     Window (no merge under SPEC.md 8.4's assumptions writes it: 8.5)
+//     stops Read likewise, until the readers' clocks pass it; a merger
+//     whose clock ran that far ahead may have hidden updates acknowledged
+//     below it, for good.
 package deltalog

@@ -4,6 +4,7 @@ package deltalog_test
 // sentence it checks.
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -294,8 +295,9 @@ func TestEdgeInvalidInputChangesNothing(t *testing.T) {
 // (crdt.ErrCorruptEncoding, naming it)", and "Decoders are bounded and
 // fuzzed" (README.md): every truncation and every single-bit flip of a
 // stored merge cell and of its row key either still decodes as a valid
-// cell of that key, or fails Read, Merge and Compact with an error
-// wrapping crdt.ErrCorruptEncoding; none panics or writes over it.
+// cell of that key, or fails Read, and Merge and Compact when their scans
+// reach it, with an error wrapping crdt.ErrCorruptEncoding; none panics or
+// writes over it.
 func TestEdgeMalformedStoredCells(t *testing.T) {
 	ctx := context.Background()
 	clock := newAdvClock()
@@ -360,8 +362,25 @@ func TestEdgeMalformedStoredCells(t *testing.T) {
 			continue
 		}
 		bad++
-		for _, err := range []error{errRead, errMerge, errCompact} {
-			require.ErrorIs(t, err, crdt.ErrCorruptEncoding, "variant %d", i)
+		require.ErrorIs(t, errRead, crdt.ErrCorruptEncoding, "variant %d", i)
+		// Merge and Compact scan from their cutoffs (SPEC.md 8.5): each
+		// fails on the row when it lies in its scan, and finds nothing
+		// otherwise.
+		opts := c.Options()
+		now := clock.Now()
+		for op, e := range map[string]struct {
+			err    error
+			cutoff time.Time
+		}{
+			"merge":   {errMerge, now.Add(-opts.Window - opts.SafetyMargin)},
+			"compact": {errCompact, now.Add(-opts.CompactGrace - opts.Window - opts.SafetyMargin)},
+		} {
+			from, ok := timeid.AppendDescendingBefore(nil, e.cutoff)
+			if ok && bytes.Compare(row.Key, from) >= 0 {
+				require.ErrorIs(t, e.err, crdt.ErrCorruptEncoding, "variant %d: %s", i, op)
+			} else {
+				require.NoError(t, e.err, "variant %d: %s does not scan the row", i, op)
+			}
 		}
 		require.Equal(t, stored, advRows(t, mem, counter), "variant %d: nothing written over it", i)
 	}

@@ -132,8 +132,10 @@ func (id ID) ticks() uint64 {
 }
 
 // Time returns the timestamp embedded in id.
-func (id ID) Time() time.Time {
-	t := id.ticks()
+func (id ID) Time() time.Time { return ticksTime(id.ticks()) }
+
+// ticksTime is the time of t ticks since the UUID epoch.
+func ticksTime(t uint64) time.Time {
 	return time.Unix(uuidEpoch.Unix()+int64(t/10_000_000), int64(t%10_000_000)*100).UTC()
 }
 

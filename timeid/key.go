@@ -3,6 +3,7 @@ package timeid
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -67,4 +68,20 @@ func DecodeDescending(b []byte) (ID, error) {
 		inv[i] = ^x
 	}
 	return DecodeAscending(inv[:])
+}
+
+// AppendDescendingBefore appends the 8-byte key at which the IDs whose
+// time is before t begin in AppendDescending's order: the key of every ID
+// whose time is before t is at or after it, and of every other ID before
+// it. A scan from it skips the IDs of t and later. ok is false, and
+// nothing appended, when no ID's time is before t.
+func AppendDescendingBefore(dst []byte, t time.Time) (_ []byte, ok bool) {
+	ticks := uuidTicks(t) // the last tick at or before t
+	if !ticksTime(ticks).Before(t) {
+		if ticks == 0 {
+			return dst, false
+		}
+		ticks-- // t falls on a tick: the last one before t is the one before
+	}
+	return binary.BigEndian.AppendUint64(dst, ^(ticks<<4 | 0xf)), true
 }

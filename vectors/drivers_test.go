@@ -3954,7 +3954,7 @@ func dvGenDeltalog() dvFile {
 				dvKeyOp("merge", k),
 				dvKeyOp("read", k),
 			}},
-		{Name: "a merge cell not older than now - window is corrupt", Note: "the merge at 0 writes its cell at c (-15m). Read by a clock at -5m, it is not older than now - window: no merge writes that (a merge's cell is older than its own now - window - safety margin, and clocks agree within future skew), and read it would hide the cells an add still accepts below it, which compact would delete. So read, merge and compact fail corrupt and write nothing. At -5m + 1µs the same rows read 18",
+		{Name: "a merge cell not older than now - window is corrupt", Note: "the merge at 0 writes its cell at c (-15m). Read by a clock at -5m, it is not older than now - window: no merge writes that (a merge's cell is older than its own now - window - safety margin, and clocks agree within future skew), and read it would hide the cells an add still accepts below it. So the read fails corrupt. Merge and compact scan from their cutoffs and do not reach it: the merge writes its cell at b (-20m), below c, which a read does not reach either; compact finds no merge cell old enough. At -5m + 1µs the same rows read 18",
 			Options: opts, Steps: append(mergeSetup(6),
 				dvClock(dvKeyOp("merge", k), at(6, 0)),
 				dvClock(dvKeyOp("read", k), at(6, -5*time.Minute)),
@@ -7144,11 +7144,27 @@ func dvLanded(c dvCall) bool {
 	return c.Reply == "ok" || (c.Reply == "ambiguous" && c.Landed != nil && *c.Landed)
 }
 
+// dvBefore is the hex of the 8-byte row key from which a deltalog scan
+// reads the cells whose id time is before t (SPEC.md 8.5): the last tick
+// before t, shifted over the version nibble, with 0xf in it, inverted.
+func dvBefore(t time.Time) string {
+	epoch := time.Date(1582, time.October, 15, 0, 0, 0, 0, time.UTC)
+	d := new(big.Int).Sub(big.NewInt(t.Unix()), big.NewInt(epoch.Unix()))
+	d.Mul(d, big.NewInt(1e9)).Add(d, big.NewInt(int64(t.Nanosecond()))) // ns since the epoch
+	ticks := new(big.Int).Sub(d, big.NewInt(1))
+	ticks.Div(ticks, big.NewInt(100)) // the last tick strictly before t
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], ^(ticks.Uint64()<<4 | 0xf))
+	return hex.EncodeToString(b[:])
+}
+
 // dvModelDeltalog checks deltalog vectors against SPEC.md 8.2-8.5. Add
 // refuses an id outside [now - window, now + future skew] with no call and
-// otherwise puts the regular cell, at max(now, last + 1) µs, once. Read,
-// Merge and Compact scan the partition completely from its first row, and
-// fail corrupt at a merge cell not older than now - window. Read stops at
+// otherwise puts the regular cell, at max(now, last + 1) µs, once. Read
+// scans the partition from its first row; Merge from the first cell older
+// than its cutoff, Compact from the first older than now - compact grace -
+// window - safety margin. Each fails corrupt at a merge cell not older than
+// now - window. Read stops at
 // the first merge cell and sums what it read exactly. Merge takes
 // cutoff = now - window - safety margin and writes, at the newest read cell
 // older than the cutoff (unless it is a merge cell), a merge cell with the
@@ -7181,15 +7197,15 @@ func dvModelDeltalog(v dvVector) []string {
 			return c, true
 		}
 		errKind := ""
-		// scan reads the partition from its first row and returns the rows
-		// read up to the first one stop accepts (included).
-		scan := func(stop func(*dvDesc) bool) ([]*dvDesc, bool) {
+		// scan reads the partition from from (hex; "": its first row) and
+		// returns the rows read up to the first one stop accepts (included).
+		scan := func(from string, stop func(*dvDesc) bool) ([]*dvDesc, bool) {
 			c, ok := next("scan")
 			if !ok {
 				return nil, false
 			}
-			if c.Key != o.Key || c.From != "" || c.Level != "complete" {
-				bad("scan of %q from %q at %s, want %q from the start, complete", c.Key, c.From, c.Level, o.Key)
+			if c.Key != o.Key || c.From != from || c.Level != "complete" {
+				bad("scan of %q from %q at %s, want %q from %q, complete", c.Key, c.From, c.Level, o.Key, from)
 			}
 			if errKind = dvReplyKind(c.Reply); errKind != "" {
 				return nil, false
@@ -7213,12 +7229,15 @@ func dvModelDeltalog(v dvVector) []string {
 			}
 			return read, true
 		}
-		write := func(want []dvMut) {
+		// write expects want in one apply, at ts (0: the write clock's next).
+		write := func(want []dvMut, ts int64) {
 			c, ok := next("apply")
 			if !ok {
 				return
 			}
-			ts := clock.take(now, 1)
+			if ts == 0 {
+				ts = clock.take(now, 1)
+			}
 			for i := range want {
 				want[i].TS = dvInt(ts)
 			}
@@ -7241,12 +7260,12 @@ func dvModelDeltalog(v dvVector) []string {
 				bad("%v", err)
 				break
 			}
-			write([]dvMut{{Op: "put", Partition: s.Key, Key: hex.EncodeToString(k), Value: hex.EncodeToString(val)}})
+			write([]dvMut{{Op: "put", Partition: s.Key, Key: hex.EncodeToString(k), Value: hex.EncodeToString(val)}}, 0)
 			if c := s.Calls[len(s.Calls)-1]; dvLanded(c) {
 				landed[s.ID] = int64(*s.Amount)
 			}
 		case "read":
-			read, ok := scan(isMerge)
+			read, ok := scan("", isMerge)
 			if !ok {
 				break
 			}
@@ -7266,11 +7285,13 @@ func dvModelDeltalog(v dvVector) []string {
 				bad("value %s, but the updates that landed sum to %s", sum, plain)
 			}
 		case "merge":
-			read, ok := scan(isMerge)
+			// The merge cell's stamp is taken before the scan (SPEC.md 8.5).
+			ts := clock.take(now, 1)
+			cutoff := now.Add(-dvDur(o.WindowNS) - dvDur(o.SafetyMarginNS))
+			read, ok := scan(dvBefore(cutoff), isMerge)
 			if !ok {
 				break
 			}
-			cutoff := now.Add(-dvDur(o.WindowNS) - dvDur(o.SafetyMarginNS))
 			at := slices.IndexFunc(read, func(d *dvDesc) bool { return dvIDTime(d.ID).Before(cutoff) })
 			if at < 0 || read[at].Kind == "m" {
 				if s.Merged == nil || *s.Merged {
@@ -7318,7 +7339,7 @@ func dvModelDeltalog(v dvVector) []string {
 				bad("%v", err)
 				break
 			}
-			write([]dvMut{{Op: "put", Partition: s.Key, Key: hex.EncodeToString(k), Value: hex.EncodeToString(val)}})
+			write([]dvMut{{Op: "put", Partition: s.Key, Key: hex.EncodeToString(k), Value: hex.EncodeToString(val)}}, ts)
 			if errKind == "" && (s.Merged == nil || !*s.Merged || !reflect.DeepEqual(s.MergeCell, cell)) {
 				bad("merge cell %+v, the model writes %+v", s.MergeCell, cell)
 			}
@@ -7332,15 +7353,17 @@ func dvModelDeltalog(v dvVector) []string {
 				bad("the merge cell holds %d, but the updates at or below its id sum to %s", *cell.Delta, plain)
 			}
 		case "compact":
-			horizon := now.Add(-dvDur(o.CompactGraceNS)).UnixNano()
-			read, ok := scan(func(d *dvDesc) bool { return d.Kind == "m" && int64(*d.Written) <= horizon })
+			h := now.Add(-dvDur(o.CompactGraceNS))
+			horizon := h.UnixNano()
+			read, ok := scan(dvBefore(h.Add(-dvDur(o.WindowNS)-dvDur(o.SafetyMarginNS))),
+				func(d *dvDesc) bool { return d.Kind == "m" && int64(*d.Written) <= horizon })
 			if !ok {
 				break
 			}
 			found := len(read) > 0 && read[len(read)-1].Kind == "m" && int64(*read[len(read)-1].Written) <= horizon
 			if found {
 				k, _, _ := dvEncDesc("deltalog", &dvDesc{ID: read[len(read)-1].ID, Kind: "r"})
-				write([]dvMut{{Op: "delete-range", Partition: s.Key, Key: hex.EncodeToString(k)}})
+				write([]dvMut{{Op: "delete-range", Partition: s.Key, Key: hex.EncodeToString(k)}}, 0)
 			}
 			if errKind == "" && (s.Deleted == nil || *s.Deleted != found) {
 				bad("deleted %v, the model says %v", s.Deleted, found)
@@ -8737,7 +8760,13 @@ var dvMutants = []struct {
 		"deltalog/log.go", "acc.Fits() && prefix[j].Kind == KindRegular", "prefix[j].Kind == KindRegular",
 		"driver_deltalog", "a merge whose sum would not fit goes below"},
 	{"deltalog/compact grace exclusive", "8.5: written <= now - CompactGrace",
-		"deltalog/counters.go", "if cell.Kind == KindMerge && cell.Written <= horizon {", "if cell.Kind == KindMerge && cell.Written < horizon {",
+		"deltalog/counters.go", "if cell.Kind == KindMerge && cell.Written <= horizon.UnixNano() {", "if cell.Kind == KindMerge && cell.Written < horizon.UnixNano() {",
+		"driver_deltalog", "compaction waits CompactGrace, then deletes what a merge cell covers"},
+	{"deltalog/merge scans from the top", "8.5: a merge scans from the first cell older than its cutoff",
+		"deltalog/counters.go", "from, ok := timeid.AppendDescendingBefore(nil, cutoff)", "from, ok := []byte(nil), true",
+		"driver_deltalog", "merge cells"},
+	{"deltalog/compact scans from the merge cutoff", "8.5: compaction scans from the first cell older than now - CompactGrace - Window - SafetyMargin",
+		"deltalog/counters.go", "from, ok := timeid.AppendDescendingBefore(nil, horizon.Add(-c.opts.Window-c.opts.SafetyMargin))", "from, ok := timeid.AppendDescendingBefore(nil, horizon.Add(-c.opts.Window))",
 		"driver_deltalog", "compaction waits CompactGrace, then deletes what a merge cell covers"},
 	{"balance/version not after the sum rows", "9.3 step 4: the version follows every valid sum row",
 		"balance/accounts.go", "if t := s.UpdateID.Time().Add(100 * time.Nanosecond); !t.Before(vt) {", "if t := s.UpdateID.Time().Add(100 * time.Nanosecond); false && !t.Before(vt) {",

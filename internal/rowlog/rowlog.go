@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,7 +62,9 @@ func (t *Table[R]) ready(ctx context.Context, partition string) error {
 }
 
 // Write stamps muts from the process's write clock (all but those with a
-// timestamp already) and applies them in one store call.
+// timestamp already) and applies them in one store call. Muts that all
+// carry a timestamp take none from the clock, unless the table is
+// Consecutive (each mutation then takes its slot).
 func (t *Table[R]) Write(ctx context.Context, muts []store.Mutation) error {
 	if err := t.notDone(ctx); err != nil {
 		return err
@@ -69,6 +72,8 @@ func (t *Table[R]) Write(ctx context.Context, muts []store.Mutation) error {
 	n, step := 1, int64(0)
 	if t.Consecutive {
 		n, step = len(muts), 1
+	} else if !slices.ContainsFunc(muts, func(m store.Mutation) bool { return m.Timestamp == 0 }) {
+		return t.Store.Apply(ctx, muts)
 	}
 	ts := stamp.Reserve(t.Clock(), n)
 	for i := range muts {
