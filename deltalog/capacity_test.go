@@ -147,3 +147,84 @@ func TestCountersPastReadCapacityRecover(t *testing.T) {
 	require.Equal(t, int64(n), r.Value)
 	t.Logf("at 2 a second: %d updates read exactly over %d cells", n, r.Cells)
 }
+
+// TestCountersDrainBacklog checks SPEC.md 8.5's drain: after a merger
+// outage of an hour at 20 updates a second (72,000 cells below the
+// cutoff), on a store scanning 2,000 rows a second (MaxScan 10 s: 20,000
+// rows), merges with MaxMergeCells 5,000 fold the backlog oldest first,
+// each within MaxScan, every read exact, until merges scan one interval
+// again. With MaxMergeCells past the backlog every merge fails
+// ErrSlowScan, and the counter stays unmergeable.
+func TestCountersDrainBacklog(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cells int
+	}{{"MaxMergeCells 5,000", 5_000}, {"MaxMergeCells past the backlog", 1_000_000}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+			var elapsed time.Duration
+			st := &counting{mem: memory.NewPartitions()}
+			c, err := deltalog.New(slowScans{Partitions: st, elapsed: &elapsed, perRow: time.Millisecond / 2},
+				deltalog.Options{Clock: func() time.Time { return now.Add(elapsed) }, MaxMergeCells: tc.cells})
+			require.NoError(t, err)
+			n := 0
+			second := func() {
+				for i := range 20 {
+					now = now.Add(time.Second / 20)
+					n++
+					require.NoError(t, c.Add(ctx, "views", timeid.FromParts(now, uint16(i), 7), 1))
+				}
+			}
+			for range 3600 { // the outage
+				second()
+			}
+			merges, failed, drained, most := 0, 0, 0, int64(0)
+			for s := 1; s <= 3600; s++ {
+				second()
+				if s%5 != 0 {
+					continue
+				}
+				read := st.rowsRead.Load()
+				_, _, err := c.Merge(ctx, "views")
+				elapsed = 0
+				if err != nil {
+					require.ErrorIs(t, err, deltalog.ErrSlowScan)
+					if failed++; failed == 5 {
+						break // each scans the whole backlog: enough
+					}
+					continue
+				}
+				merges++
+				if got := st.rowsRead.Load() - read; got > 200 {
+					drained = merges + 1
+					most = max(most, got)
+				}
+				if s%60 == 0 {
+					r, err := c.Read(ctx, "views")
+					elapsed = 0
+					if err == nil {
+						require.Equal(t, int64(n), r.Value, "after %d merges", merges)
+					} else {
+						require.ErrorIs(t, err, deltalog.ErrSlowScan)
+					}
+				}
+			}
+			read := st.rowsRead.Load()
+			_, _, err = c.Merge(ctx, "views")
+			elapsed = 0
+			last := st.rowsRead.Load() - read
+			t.Logf("%d merges, %d failed; from merge %d on each read under 200 cells, those before at most %d; the last %d", merges, failed, drained, most, last)
+			if tc.cells > 72_000 {
+				require.Zero(t, merges, "no merge scans the backlog within MaxScan")
+				return
+			}
+			require.NoError(t, err)
+			require.Zero(t, failed)
+			require.LessOrEqual(t, last, int64(200), "the backlog is drained: a merge scans about one interval")
+			r, err := c.Read(ctx, "views")
+			require.NoError(t, err)
+			require.Equal(t, int64(n), r.Value)
+		})
+	}
+}

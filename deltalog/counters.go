@@ -29,6 +29,9 @@ var (
 // MaxKeyLen is the longest counter key, in bytes: crdt.MaxKeyLen.
 const MaxKeyLen = crdt.MaxKeyLen
 
+// DefaultMaxMergeCells is Options.MaxMergeCells' default.
+const DefaultMaxMergeCells = 100_000
+
 // Options configure Counters; a zero field selects its default. SPEC.md
 // 8.4 gives the timing assumptions they encode and the bounds New checks.
 type Options struct {
@@ -49,6 +52,12 @@ type Options struct {
 	// Written time) before Compact deletes what it covers. Default 2
 	// minutes.
 	CompactGrace time.Duration
+	// MaxMergeCells is the most regular cells one merge scan reads above
+	// the merge cell below them: past it (a backlog a merger outage left) a
+	// merge folds the oldest cells first, at most this many a merge, so
+	// that merges drain any backlog (SPEC.md 8.5). Default 100,000; it
+	// must fit in what the store scans within MaxScan.
+	MaxMergeCells int
 	// Clock returns the current time. Default time.Now.
 	Clock func() time.Time
 	// Observer, when set, receives one observe.Event per Add or Apply
@@ -62,6 +71,10 @@ func (o Options) withDefaults() (Options, error) {
 	o.SafetyMargin = cmp.Or(o.SafetyMargin, time.Minute)
 	o.MaxScan = cmp.Or(o.MaxScan, 10*time.Second)
 	o.CompactGrace = cmp.Or(o.CompactGrace, 2*time.Minute)
+	o.MaxMergeCells = cmp.Or(o.MaxMergeCells, DefaultMaxMergeCells)
+	if o.MaxMergeCells < 1 {
+		return o, fmt.Errorf("%w: MaxMergeCells %d must be positive", crdt.ErrInvalidConfig, o.MaxMergeCells)
+	}
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
@@ -177,8 +190,9 @@ func (c *Counters) Apply(ctx context.Context, b *Batch) error {
 
 // scanVisible reads counter's cells from the first at or after from (nil:
 // the newest) down to and including the first merge cell, enforcing
-// MaxScan from start, the clock read before it.
-func (c *Counters) scanVisible(ctx context.Context, counter string, start time.Time, from []byte) ([]Cell, error) {
+// MaxScan from start, the clock read before it. With limit > 0 it stops
+// after limit + 1 regular cells (tooMany).
+func (c *Counters) scanVisible(ctx context.Context, counter string, start time.Time, from []byte, limit int) ([]Cell, error) {
 	var cells []Cell
 	var bad error
 	err := c.t.Scan(ctx, counter, from, store.ReadComplete, func(cell Cell) bool {
@@ -186,7 +200,7 @@ func (c *Counters) scanVisible(ctx context.Context, counter string, start time.T
 			return false
 		}
 		cells = append(cells, cell)
-		return cell.Kind != KindMerge
+		return cell.Kind != KindMerge && (limit <= 0 || len(cells) <= limit)
 	})
 	if err == nil {
 		err = bad
@@ -225,7 +239,7 @@ func (c *Counters) checkMergeCell(counter string, cell Cell) error {
 func (c *Counters) Read(ctx context.Context, counter string) (Reading, error) {
 	ctx, op := c.t.Start(ctx, "read")
 	defer op.End(rowlog.Unreturned(false)) // only if the store panics
-	cells, err := c.scanVisible(ctx, counter, c.opts.Clock(), nil)
+	cells, err := c.scanVisible(ctx, counter, c.opts.Clock(), nil, 0)
 	var r Reading
 	if err == nil {
 		r = sumVisible(cells)
@@ -267,7 +281,10 @@ func (c *Counters) merge(ctx context.Context, counter string) (m Cell, ok bool, 
 	if !ok {
 		return Cell{}, false, nil
 	}
-	cells, err := c.scanVisible(ctx, counter, start, from)
+	cells, err := c.scanVisible(ctx, counter, start, from, c.opts.MaxMergeCells)
+	if err == nil && c.tooMany(cells) {
+		cells, err = c.drain(ctx, counter, cutoff, cells[len(cells)-1].ID.Time())
+	}
 	if err != nil {
 		return Cell{}, false, err
 	}
@@ -283,6 +300,81 @@ func (c *Counters) merge(ctx context.Context, counter string) (m Cell, ok bool, 
 		return Cell{}, false, err
 	}
 	return m, true, nil
+}
+
+// tooMany reports whether a scan with limit MaxMergeCells stopped before
+// the merge cell below its cells (scanVisible).
+func (c *Counters) tooMany(cells []Cell) bool {
+	return len(cells) > c.opts.MaxMergeCells && cells[len(cells)-1].Kind != KindMerge
+}
+
+// drainFloor is how far below the cutoff a merge looks for a backlog's
+// oldest cells: 2^62 ns, about 146 years.
+const drainFloor = time.Duration(1 << 62)
+
+// drain finds where to merge a backlog: the scan from hi, the merge's
+// cutoff, read more than MaxMergeCells cells above the previous merge
+// cell, the last of them at time at. It scans from times t below hi: first
+// stepping down, by hi − at and then twice as far each time, until a scan
+// reads no more than MaxMergeCells cells to the merge cell below, or the
+// end; then halving the interval between the highest t whose scan did not
+// read too many (lo) and the lowest whose scan did (hi). It returns the
+// cells of the highest t whose scan held a regular cell, once one holds
+// at least MaxMergeCells/2 cells or the interval is 1 µs or less; with no
+// such scan by then, those of a scan from hi again (SPEC.md 8.5).
+func (c *Counters) drain(ctx context.Context, counter string, hi, at time.Time) ([]Cell, error) {
+	step := max(hi.Sub(at), time.Microsecond)
+	floor := hi.Add(-drainFloor)
+	var lo time.Time // zero: no scan below hi read few enough yet
+	var best []Cell
+	for {
+		var t time.Time
+		switch {
+		case best != nil && (len(best) >= max(c.opts.MaxMergeCells/2, 1) || hi.Sub(lo) <= time.Microsecond):
+			return best, nil
+		case !lo.IsZero() && hi.Sub(lo) <= time.Microsecond:
+			// No scan below hi held a regular cell: the scan that read
+			// too many from hi may be stale (a merge cell landed under
+			// it since); read from hi once more.
+			return c.drainLast(ctx, counter, hi)
+		case !lo.IsZero():
+			t = lo.Add(hi.Sub(lo) / 2)
+		case step >= drainFloor/2 || !hi.Add(-step).After(floor):
+			lo = floor // no cell is that old: the bottom
+			continue
+		default:
+			t = hi.Add(-step)
+			step *= 2
+		}
+		from, ok := timeid.AppendDescendingBefore(nil, t)
+		if !ok {
+			lo = t
+			continue
+		}
+		cells, err := c.scanVisible(ctx, counter, c.opts.Clock(), from, c.opts.MaxMergeCells)
+		switch {
+		case err != nil:
+			return nil, err
+		case c.tooMany(cells):
+			hi = t
+		default:
+			lo = t
+			if len(cells) > 0 && cells[0].Kind != KindMerge {
+				best = cells
+			}
+		}
+	}
+}
+
+// drainLast is drain's last scan, from hi: too many is ErrTooLarge.
+func (c *Counters) drainLast(ctx context.Context, counter string, hi time.Time) ([]Cell, error) {
+	from, _ := timeid.AppendDescendingBefore(nil, hi) // hi had cells before it
+	cells, err := c.scanVisible(ctx, counter, c.opts.Clock(), from, c.opts.MaxMergeCells)
+	if err == nil && c.tooMany(cells) {
+		err = fmt.Errorf("%w: deltalog: counter %q: more than MaxMergeCells (%d) cells within 1 µs below the merge cutoff",
+			crdt.ErrTooLarge, counter, c.opts.MaxMergeCells)
+	}
+	return cells, err
 }
 
 // Compact deletes, with at most one range delete, the cells covered by the

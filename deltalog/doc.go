@@ -43,9 +43,9 @@
 //     Compact scan only the cells older than their cutoffs, about rate ×
 //     merge interval. Past what a scan reads within MaxScan (SPEC.md 8.4,
 //     "Capacity") Read fails with ErrSlowScan while merges go on, and
-//     reads come back once the rate falls; a merger outage that left more
-//     cells below the cutoff than that fails every Merge too, and no
-//     merge can shrink the counter until it is deleted.
+//     reads come back once the rate falls. After a merger outage a merge
+//     that meets more than Options.MaxMergeCells cells drains them, oldest
+//     first, in scans of at most that many (SPEC.md 8.5, "Drain").
 //   - A cell that does not decode stops Read of its counter, and Merge
 //     and Compact when their scans reach it (crdt.ErrCorruptEncoding,
 //     naming it), until it is restored from a backup or the counter

@@ -25,6 +25,9 @@ type logScenario struct {
 	page      int  // scan page size (0: one call)
 	full      bool // writes get all five faults and reads may be refused (else pass, refuse, hold; reads pass)
 	attempts  int  // W1's attempts (0: 3)
+	// mergeCells is Options.MaxMergeCells (0: the default): 1 makes every
+	// merge that meets both cells drain (SPEC.md 8.5).
+	mergeCells int
 }
 
 func runLogScenario(t *testing.T, sc logScenario, budget int) int {
@@ -37,6 +40,7 @@ func runLogOnce(sched *schedtest.Sched, sc logScenario) string {
 	t0 := base
 	clock := &fakeClock{now: t0.Add(2 * time.Millisecond)}
 	opts := testOptions(clock) // Window 1m, FutureSkew 1s, SafetyMargin 10s, MaxScan 5s, CompactGrace 20s
+	opts.MaxMergeCells = sc.mergeCells
 	mem := memory.NewPartitions()
 	w := &schedtest.World{Sched: sched, Inner: mem, ReadFaults: sc.full, ScanPage: sc.page, WriteFaults: schedtest.Faults(sc.full)}
 	var fail []string
@@ -230,6 +234,9 @@ func TestDeltalogEveryInterleaving(t *testing.T) {
 		{logScenario{writers: 1, mergers: 1, compactor: true, reader: true, page: 2}, 10_000},
 		{logScenario{writers: 1, mergers: 2, compactor: true, page: 1}, 5_000},
 		{logScenario{writers: 2, mergers: 1, compactor: true, reader: true, page: 2, full: true}, 5_000},
+		// Merges that drain (MaxMergeCells 1): the first enumerated.
+		{logScenario{writers: 2, mergers: 1, attempts: 1, mergeCells: 1}, 0},
+		{logScenario{writers: 2, mergers: 2, compactor: true, reader: true, page: 1, mergeCells: 1}, 5_000},
 	} {
 		t.Run(fmt.Sprintf("%+v", c.sc), func(t *testing.T) {
 			n := runLogScenario(t, c.sc, c.budget)

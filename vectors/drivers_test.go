@@ -487,6 +487,7 @@ type dvOptions struct {
 	SafetyMarginNS *dvInt `json:"safety_margin_ns,omitempty"`
 	MaxScanNS      *dvInt `json:"max_scan_ns,omitempty"`
 	CompactGraceNS *dvInt `json:"compact_grace_ns,omitempty"`
+	MaxMergeCells  int    `json:"max_merge_cells,omitempty"` // deltalog
 	MaxMergeNS     *dvInt `json:"max_merge_ns,omitempty"`
 	SettleGraceNS  *dvInt `json:"settle_grace_ns,omitempty"`
 	GCGraceNS      *dvInt `json:"gc_grace_ns,omitempty"`
@@ -2021,7 +2022,7 @@ func dvRunDeltalog(v dvVector, replay bool) (dvVector, error) {
 	o := v.Options
 	c, err := deltalog.New(st, deltalog.Options{Window: dvDur(o.WindowNS), FutureSkew: dvDur(o.FutureSkewNS),
 		SafetyMargin: dvDur(o.SafetyMarginNS), MaxScan: dvDur(o.MaxScanNS), CompactGrace: dvDur(o.CompactGraceNS),
-		Clock: func() time.Time { return now }})
+		MaxMergeCells: o.MaxMergeCells, Clock: func() time.Time { return now }})
 	if err != nil {
 		return dvVector{}, err
 	}
@@ -3917,7 +3918,7 @@ func dvGenDeltalog() dvFile {
 				dvAdd(k, day(1).Add(2*time.Millisecond), 3, 1, "refuse"),
 				dvKeyOp("read", k),
 			}},
-		{Name: "merge cells", Note: "cells a (1), b (2), c (3), x (8), d (4) at -30m, -20m, -15m, -10m30s, -5m. Merge at 0 scans the whole log (no merge cell yet), takes cutoff now - window - safety margin = -11m, and writes a merge cell at c, the newest cell before it, holding a + b + c with their stats and written = now (ns); x, inside the safety margin, stays out. A read then stops at that merge cell. A second merge has nothing new to merge (the newest old cell is the merge cell). At +20m, with e (5) added at +1m, a merge covers e, d, x and the first merge cell, and a read reads only it",
+		{Name: "merge cells", Note: "cells a (1), b (2), c (3), x (8), d (4) at -30m, -20m, -15m, -10m30s, -5m. Merge at 0 takes cutoff now - window - safety margin = -11m, scans from the first cell before it (c; no merge cell yet), and writes a merge cell at c, the newest cell before it, holding a + b + c with their stats and written = now (ns); x, inside the safety margin, stays out. A read then stops at that merge cell. A second merge has nothing new to merge (the newest old cell is the merge cell). At +20m, with e (5) added at +1m, a merge covers e, d, x and the first merge cell, and a read reads only it",
 			Options: opts, Steps: append(mergeSetup(2),
 				dvClock(dvKeyOp("read", k), at(2, 0)),
 				dvKeyOp("merge", k),
@@ -3927,7 +3928,7 @@ func dvGenDeltalog() dvFile {
 				dvClock(dvKeyOp("merge", k), at(2, 20*time.Minute)),
 				dvKeyOp("read", k),
 			)},
-		{Name: "compaction waits CompactGrace, then deletes what a merge cell covers", Note: "compact grace 2m. The merge cell at c is written at 0. At +1m59s compact scans the whole log and finds no merge cell old enough: nothing is deleted. At +2m it deletes, with one range delete, every row from the regular cell at c's id to the end of the partition. The value is unchanged. A compaction whose delete is ambiguous (lost) is simply run again",
+		{Name: "compaction waits CompactGrace, then deletes what a merge cell covers", Note: "compact grace 2m. The merge cell at c is written at 0. At +1m59s compact scans from the first cell before now - compact grace - window - safety margin and finds no merge cell old enough: nothing is deleted. At +2m it deletes, with one range delete, every row from the regular cell at c's id to the end of the partition. The value is unchanged. A compaction whose delete is ambiguous (lost) is simply run again",
 			Options: opts, Steps: append(mergeSetup(3),
 				dvClock(dvKeyOp("merge", k), at(3, 0)),
 				dvClock(dvKeyOp("compact", k), at(3, time.Minute+59*time.Second)),
@@ -3962,6 +3963,19 @@ func dvGenDeltalog() dvFile {
 				dvKeyOp("compact", k),
 				dvClock(dvKeyOp("read", k), at(6, -5*time.Minute+time.Microsecond)),
 			)},
+		{Name: "a merge drains a backlog oldest first", Note: "max merge cells 2: cells 1..8 at -40m, -38m, ..., -26m (a merger outage). The merge at 0 (cutoff -11m) reads 3 regular cells from the cutoff before any merge cell: too many. It steps down from the cutoff by the span of what it read (-11m to -30m) and then twice as far, scanning from each time until a scan reaches the end within 2 cells, then halves the interval until a scan holding a regular cell holds at least 1 (max merge cells / 2) cell, and folds that scan's cells. Each later merge folds the next cells up, and the last one, reading 2 regular cells to the merge cell, merges as usual; the reads between are exact",
+			Options: func() dvOptions { o := opts; o.MaxMergeCells = 2; return o }(), Steps: func() []dvStep {
+				var st []dvStep
+				for i := range 8 {
+					t := day(7).Add(-40*time.Minute + time.Duration(2*i)*time.Minute)
+					st = append(st, dvClock(dvAdd(k, t, uint64(0x10+i), int64(i+1)), dvAt(t, 0)))
+				}
+				st = append(st, dvClock(dvKeyOp("merge", k), at(7, 0)), dvKeyOp("read", k))
+				for range 5 {
+					st = append(st, dvKeyOp("merge", k), dvKeyOp("read", k))
+				}
+				return st
+			}()},
 	}
 	return dvFile{Driver: "deltalog", Note: "SPEC.md 8.4, 8.5 and 11.1: deltalog counters against a scripted partition store", Vectors: dvGenerate("deltalog", vs),
 		OptionChecks: dvDeltalogOptionChecks()}
@@ -7288,7 +7302,59 @@ func dvModelDeltalog(v dvVector) []string {
 			// The merge cell's stamp is taken before the scan (SPEC.md 8.5).
 			ts := clock.take(now, 1)
 			cutoff := now.Add(-dvDur(o.WindowNS) - dvDur(o.SafetyMarginNS))
-			read, ok := scan(dvBefore(cutoff), isMerge)
+			limit := cmp.Or(o.MaxMergeCells, 100_000)
+			// scanN reads at most limit regular cells above the merge
+			// cell below them; full: it read one more.
+			scanN := func(from string) (read []*dvDesc, ok, full bool) {
+				regular := 0
+				read, ok = scan(from, func(d *dvDesc) bool {
+					if d.Kind == "r" {
+						regular++
+					}
+					return d.Kind == "m" || regular > limit
+				})
+				return read, ok, ok && regular > limit
+			}
+			read, ok, full := scanN(dvBefore(cutoff))
+			if full { // the drain (SPEC.md 8.5)
+				hi, lo, loSet := cutoff, time.Time{}, false
+				step := max(hi.Sub(dvIDTime(read[len(read)-1].ID)), time.Microsecond)
+				floor := hi.Add(-(1 << 62))
+				var best []*dvDesc
+				for ok {
+					if best != nil && (len(best) >= max(limit/2, 1) || hi.Sub(lo) <= time.Microsecond) {
+						read = best
+						break
+					}
+					if loSet && hi.Sub(lo) <= time.Microsecond {
+						if read, ok, full = scanN(dvBefore(hi)); ok && full {
+							errKind, ok = "too_large", false
+						}
+						break
+					}
+					var t time.Time
+					switch {
+					case loSet:
+						t = lo.Add(hi.Sub(lo) / 2)
+					case step >= 1<<61 || !hi.Add(-step).After(floor):
+						lo, loSet = floor, true
+						continue
+					default:
+						t = hi.Add(-step)
+						step *= 2
+					}
+					var r []*dvDesc
+					var f bool
+					if r, ok, f = scanN(dvBefore(t)); ok && f {
+						hi = t
+					} else if ok {
+						lo, loSet = t, true
+						if len(r) > 0 && r[0].Kind == "r" {
+							best = r
+						}
+					}
+				}
+			}
 			if !ok {
 				break
 			}
@@ -8765,6 +8831,12 @@ var dvMutants = []struct {
 	{"deltalog/merge scans from the top", "8.5: a merge scans from the first cell older than its cutoff",
 		"deltalog/counters.go", "from, ok := timeid.AppendDescendingBefore(nil, cutoff)", "from, ok := []byte(nil), true",
 		"driver_deltalog", "merge cells"},
+	{"deltalog/merge without a drain", "8.5: a merge scan reads at most MaxMergeCells regular cells, then drains",
+		"deltalog/counters.go", "if err == nil && c.tooMany(cells) {\n\t\tcells, err = c.drain(", "if false && err == nil && c.tooMany(cells) {\n\t\tcells, err = c.drain(",
+		"driver_deltalog", "a merge drains a backlog oldest first"},
+	{"deltalog/drain folds a partial scan", "8.5 drain: only a scan that reached the merge cell below, or the end, is folded",
+		"deltalog/counters.go", "		case c.tooMany(cells):\n			hi = t\n", "		case c.tooMany(cells):\n			return cells[:len(cells)-1], nil\n",
+		"driver_deltalog", "a merge drains a backlog oldest first"},
 	{"deltalog/compact scans from the merge cutoff", "8.5: compaction scans from the first cell older than now - CompactGrace - Window - SafetyMargin",
 		"deltalog/counters.go", "from, ok := timeid.AppendDescendingBefore(nil, horizon.Add(-c.opts.Window-c.opts.SafetyMargin))", "from, ok := timeid.AppendDescendingBefore(nil, horizon.Add(-c.opts.Window))",
 		"driver_deltalog", "compaction waits CompactGrace, then deletes what a merge cell covers"},

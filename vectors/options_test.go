@@ -60,7 +60,8 @@ func dvOptionsGo(driver string, o dvOptions) string {
 		return dvKind(err)
 	case "deltalog":
 		_, err := deltalog.New(memory.NewPartitions(), deltalog.Options{Window: dvDur(o.WindowNS), FutureSkew: dvDur(o.FutureSkewNS),
-			SafetyMargin: dvDur(o.SafetyMarginNS), MaxScan: dvDur(o.MaxScanNS), CompactGrace: dvDur(o.CompactGraceNS)})
+			SafetyMargin: dvDur(o.SafetyMarginNS), MaxScan: dvDur(o.MaxScanNS), CompactGrace: dvDur(o.CompactGraceNS),
+			MaxMergeCells: o.MaxMergeCells})
 		return dvKind(err)
 	case "bounded":
 		_, err := bounded.Open(memory.NewSiblings(), o.Key, dvBoundedOptions(o, "a"))
@@ -171,7 +172,7 @@ func dvOptionsModel(driver string, o dvOptions) string {
 		w, fs, sm := dvOr(o.WindowNS, 10*time.Minute), dvOr(o.FutureSkewNS, 5*time.Second), dvOr(o.SafetyMarginNS, time.Minute)
 		ms, cg := dvOr(o.MaxScanNS, 10*time.Second), dvOr(o.CompactGraceNS, 2*time.Minute)
 		switch {
-		case w < 0 || fs < 0 || sm < 0 || ms < 0 || cg < 0:
+		case w < 0 || fs < 0 || sm < 0 || ms < 0 || cg < 0 || o.MaxMergeCells < 0:
 			return "invalid_config"
 		case dvExact(sm).Cmp(dvExact(fs, fs)) <= 0, dvExact(cg).Cmp(dvExact(ms, sm)) < 0:
 			return "invalid_config"
@@ -343,7 +344,7 @@ func dvTallyOptionChecks() []dvOptionCheck {
 func dvDeltalogOptionChecks() []dvOptionCheck {
 	ns := func(d time.Duration) *dvInt { return dvI(int64(d)) }
 	return dvGenOptionChecks("deltalog", []dvOptionCheck{
-		{Note: "every option zero or absent: the defaults (Window 10m, FutureSkew 5s, SafetyMargin 1m, MaxScan 10s, CompactGrace 2m)", Options: dvOptions{Key: "views"}},
+		{Note: "every option zero or absent: the defaults (Window 10m, FutureSkew 5s, SafetyMargin 1m, MaxScan 10s, CompactGrace 2m, MaxMergeCells 100,000)", Options: dvOptions{Key: "views"}},
 		{Note: "a negative Window", Options: dvOptions{Key: "views", WindowNS: ns(-1)}},
 		{Note: "a negative FutureSkew", Options: dvOptions{Key: "views", FutureSkewNS: ns(-1)}},
 		{Note: "a negative SafetyMargin", Options: dvOptions{Key: "views", SafetyMarginNS: ns(-1)}},
@@ -361,5 +362,7 @@ func dvDeltalogOptionChecks() []dvOptionCheck {
 		{Note: "SafetyMargin 2m: MaxScan + SafetyMargin above CompactGrace (2m)", Options: dvOptions{Key: "views", SafetyMarginNS: ns(2 * time.Minute)}},
 		{Note: "FutureSkew 2^62 ns: 2·FutureSkew exceeds SafetyMargin (1m) (and int64)", Options: dvOptions{Key: "views", FutureSkewNS: dvI(1 << 62)}},
 		{Note: "MaxScan 2^63 − 1 − 30 s: MaxScan + SafetyMargin exceeds CompactGrace (2m) (and int64)", Options: dvOptions{Key: "views", MaxScanNS: dvI(math.MaxInt64 - int64(30*time.Second))}},
+		{Note: "a negative MaxMergeCells", Options: dvOptions{Key: "views", MaxMergeCells: -1}},
+		{Note: "MaxMergeCells 1", Options: dvOptions{Key: "views", MaxMergeCells: 1}},
 	})
 }

@@ -408,6 +408,7 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 	fs.DurationVar(&o.SafetyMargin, "safety-margin", 0, "deltalog Options.SafetyMargin (0: 1m)")
 	fs.DurationVar(&o.MaxScan, "max-scan", 0, "deltalog Options.MaxScan (0: 10s)")
 	fs.DurationVar(&o.CompactGrace, "compact-grace", 0, "deltalog Options.CompactGrace: how old a merge cell must be before what it covers is deleted (0: 2m)")
+	fs.IntVar(&o.MaxMergeCells, "max-merge-cells", 0, "deltalog Options.MaxMergeCells: the most cells a merge scan reads; past it a merge folds a backlog oldest first (0: 100,000)")
 	return partitionJob(fs, dry, func(st store.Partitions) (*deltalog.Counters, error) { return deltalog.New(st, o) },
 		func(ctx context.Context, c *deltalog.Counters, key string, cp *partitionCopy) (string, error) {
 			cell, merged, err := c.Merge(ctx, key)
