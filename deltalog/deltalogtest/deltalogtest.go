@@ -198,4 +198,36 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Partitions) {
 		require.True(t, did, "compacting again is harmless")
 		require.Equal(t, kept, cells(t, s, k))
 	})
+	t.Run("MergeDrainsABacklog", func(t *testing.T) {
+		// SPEC.md 8.5, "Drain": with MaxMergeCells 3, a merge that meets
+		// 20 cells below its cutoff folds the oldest first, each merge
+		// scanning from a time below the cutoff, until one folds them all.
+		_, s, clk, k := kit.Setup(t, newStore)
+		c, err := deltalog.New(s, deltalog.Options{Window: time.Minute, FutureSkew: time.Second, SafetyMargin: 5 * time.Second,
+			MaxScan: 30 * time.Second, CompactGrace: 40 * time.Second, MaxMergeCells: 3, Clock: func() time.Time { return clk.T }})
+		require.NoError(t, err)
+		var want int64
+		for i := range 20 {
+			want += int64(i + 1)
+			require.NoError(t, c.Add(ctx, k, timeid.New(clk.T), int64(i+1)))
+			clk.T = clk.T.Add(time.Second)
+		}
+		clk.T = clk.T.Add(2 * time.Minute)
+		var folded []int64
+		for range 20 {
+			m, ok, err := c.Merge(ctx, k)
+			require.NoError(t, err)
+			if !ok {
+				break
+			}
+			folded = append(folded, m.Stats.Count)
+			require.Equal(t, want, read(t, c, k).Value, "after merges folding %v updates", folded)
+		}
+		require.Greater(t, len(folded), 1, "the first merge drains")
+		require.Equal(t, int64(20), folded[len(folded)-1], "the last merge cell holds every update")
+		for i := 1; i < len(folded); i++ {
+			require.Greater(t, folded[i], folded[i-1], "each merge folds more: %v", folded)
+		}
+		require.Equal(t, 1, read(t, c, k).Cells)
+	})
 }
