@@ -3,6 +3,7 @@ package deltalog
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"github.com/counterkit/counterkit/internal/stamp"
 	"time"
@@ -55,8 +56,10 @@ type Options struct {
 	// MaxMergeCells is the most regular cells one merge scan reads above
 	// the merge cell below them: past it (a backlog a merger outage left) a
 	// merge folds the oldest cells first, at most this many a merge, so
-	// that merges drain any backlog (SPEC.md 8.5). Default 100,000; it
-	// must fit in what the store scans within MaxScan.
+	// that merges drain any backlog; more than this many in one 100 ns tick
+	// are merged whole, by one scan without the limit (SPEC.md 8.5,
+	// "Drain"). Default 100,000; it must fit in what the store scans
+	// within MaxScan, and exceed what arrives in a merge interval.
 	MaxMergeCells int
 	// Clock returns the current time. Default time.Now.
 	Clock func() time.Time
@@ -312,31 +315,34 @@ func (c *Counters) tooMany(cells []Cell) bool {
 // oldest cells: 2^62 ns, about 146 years.
 const drainFloor = time.Duration(1 << 62)
 
-// drain finds where to merge a backlog: the scan from hi, the merge's
-// cutoff, read more than MaxMergeCells cells above the previous merge
-// cell, the last of them at time at. It scans from times t below hi: first
-// stepping down, by hi − at and then twice as far each time, until a scan
-// reads no more than MaxMergeCells cells to the merge cell below, or the
-// end; then halving the interval between the highest t whose scan did not
-// read too many (lo) and the lowest whose scan did (hi). It returns the
-// cells of the highest t whose scan held a regular cell, once one holds
-// at least MaxMergeCells/2 cells or the interval is 1 µs or less; with no
-// such scan by then, those of a scan from hi again (SPEC.md 8.5).
-func (c *Counters) drain(ctx context.Context, counter string, hi, at time.Time) ([]Cell, error) {
-	step := max(hi.Sub(at), time.Microsecond)
-	floor := hi.Add(-drainFloor)
+// drain finds where to merge a backlog: the scan from cutoff read more
+// than MaxMergeCells cells above the previous merge cell, the last of them
+// at time at. It scans from times t below the cutoff: first stepping down,
+// by cutoff − at and then twice as far each time, until a scan reads no
+// more than MaxMergeCells cells to the merge cell below, or the end; then
+// halving the interval between the highest t whose scan did not read too
+// many (lo) and the lowest whose scan did (hi; a scan meeting a row that
+// does not decode counts as one). It returns the cells of the highest t
+// whose scan held a regular cell, once one holds at least MaxMergeCells/2
+// cells or the interval is one tick (100 ns) or less; with no such scan by
+// then, those of the merge's scan from the cutoff without the limit, as
+// before the drain (SPEC.md 8.5, "Drain").
+func (c *Counters) drain(ctx context.Context, counter string, cutoff, at time.Time) ([]Cell, error) {
+	const tick = 100 * time.Nanosecond
+	hi, step, floor := cutoff, max(cutoff.Sub(at), time.Microsecond), cutoff.Add(-drainFloor)
 	var lo time.Time // zero: no scan below hi read few enough yet
 	var best []Cell
 	for {
 		var t time.Time
 		switch {
-		case best != nil && (len(best) >= max(c.opts.MaxMergeCells/2, 1) || hi.Sub(lo) <= time.Microsecond):
+		case best != nil && (len(best) >= max(c.opts.MaxMergeCells/2, 1) || hi.Sub(lo) <= tick):
 			return best, nil
-		case !lo.IsZero() && hi.Sub(lo) <= time.Microsecond:
-			// No scan below hi held a regular cell: the scan that read
-			// too many from hi may be stale (a merge cell landed under
-			// it since); read from hi once more.
-			return c.drainLast(ctx, counter, hi)
+		case !lo.IsZero() && hi.Sub(lo) <= tick:
+			// No time splits what lies above the merge cell (one tick
+			// holds more than the limit), or what read too many was
+			// stale (a merge cell landed under it since).
+			from, _ := timeid.AppendDescendingBefore(nil, cutoff) // the merge's first scan had cells
+			return c.scanVisible(ctx, counter, c.opts.Clock(), from, 0)
 		case !lo.IsZero():
 			t = lo.Add(hi.Sub(lo) / 2)
 		case step >= drainFloor/2 || !hi.Add(-step).After(floor):
@@ -353,10 +359,10 @@ func (c *Counters) drain(ctx context.Context, counter string, hi, at time.Time) 
 		}
 		cells, err := c.scanVisible(ctx, counter, c.opts.Clock(), from, c.opts.MaxMergeCells)
 		switch {
+		case errors.Is(err, crdt.ErrCorruptEncoding) || err == nil && c.tooMany(cells):
+			hi = t
 		case err != nil:
 			return nil, err
-		case c.tooMany(cells):
-			hi = t
 		default:
 			lo = t
 			if len(cells) > 0 && cells[0].Kind != KindMerge {
@@ -364,17 +370,6 @@ func (c *Counters) drain(ctx context.Context, counter string, hi, at time.Time) 
 			}
 		}
 	}
-}
-
-// drainLast is drain's last scan, from hi: too many is ErrTooLarge.
-func (c *Counters) drainLast(ctx context.Context, counter string, hi time.Time) ([]Cell, error) {
-	from, _ := timeid.AppendDescendingBefore(nil, hi) // hi had cells before it
-	cells, err := c.scanVisible(ctx, counter, c.opts.Clock(), from, c.opts.MaxMergeCells)
-	if err == nil && c.tooMany(cells) {
-		err = fmt.Errorf("%w: deltalog: counter %q: more than MaxMergeCells (%d) cells within 1 µs below the merge cutoff",
-			crdt.ErrTooLarge, counter, c.opts.MaxMergeCells)
-	}
-	return cells, err
 }
 
 // Compact deletes, with at most one range delete, the cells covered by the

@@ -3976,6 +3976,14 @@ func dvGenDeltalog() dvFile {
 				}
 				return st
 			}()},
+		{Name: "a drain merges a tick holding more than the limit whole", Note: "max merge cells 2: cells 2, 3 and 4 in one 100 ns tick at -20m, nothing below. The merge at 0 reads 3 regular cells from its cutoff: too many. Its drain steps down to the tick's time, whose scan reads nothing (it starts below the tick), then halves the interval above it: every scan there reads the tick's 3 cells, too many. With hi - lo at most 100 ns no time splits the tick, so it scans from the cutoff again without the limit and merges all three",
+			Options: func() dvOptions { o := opts; o.MaxMergeCells = 2; return o }(), Steps: []dvStep{
+				dvClock(dvAdd(k, day(8).Add(-20*time.Minute), 0x22, 2), at(8, -20*time.Minute)),
+				dvAdd(k, day(8).Add(-20*time.Minute), 0x23, 3),
+				dvAdd(k, day(8).Add(-20*time.Minute), 0x24, 4),
+				dvClock(dvKeyOp("merge", k), at(8, 0)),
+				dvKeyOp("read", k),
+			}},
 	}
 	return dvFile{Driver: "deltalog", Note: "SPEC.md 8.4, 8.5 and 11.1: deltalog counters against a scripted partition store", Vectors: dvGenerate("deltalog", vs),
 		OptionChecks: dvDeltalogOptionChecks()}
@@ -7322,14 +7330,12 @@ func dvModelDeltalog(v dvVector) []string {
 				floor := hi.Add(-(1 << 62))
 				var best []*dvDesc
 				for ok {
-					if best != nil && (len(best) >= max(limit/2, 1) || hi.Sub(lo) <= time.Microsecond) {
+					if best != nil && (len(best) >= max(limit/2, 1) || hi.Sub(lo) <= 100*time.Nanosecond) {
 						read = best
 						break
 					}
-					if loSet && hi.Sub(lo) <= time.Microsecond {
-						if read, ok, full = scanN(dvBefore(hi)); ok && full {
-							errKind, ok = "too_large", false
-						}
+					if loSet && hi.Sub(lo) <= 100*time.Nanosecond { // the first scan again, without the limit
+						read, ok = scan(dvBefore(cutoff), isMerge)
 						break
 					}
 					var t time.Time
@@ -7345,7 +7351,11 @@ func dvModelDeltalog(v dvVector) []string {
 					}
 					var r []*dvDesc
 					var f bool
-					if r, ok, f = scanN(dvBefore(t)); ok && f {
+					r, ok, f = scanN(dvBefore(t))
+					if !ok && errKind == "corrupt" { // counts as too many
+						ok, f, errKind = true, true, ""
+					}
+					if ok && f {
 						hi = t
 					} else if ok {
 						lo, loSet = t, true
@@ -8835,8 +8845,11 @@ var dvMutants = []struct {
 		"deltalog/counters.go", "if err == nil && c.tooMany(cells) {\n\t\tcells, err = c.drain(", "if false && err == nil && c.tooMany(cells) {\n\t\tcells, err = c.drain(",
 		"driver_deltalog", "a merge drains a backlog oldest first"},
 	{"deltalog/drain folds a partial scan", "8.5 drain: only a scan that reached the merge cell below, or the end, is folded",
-		"deltalog/counters.go", "		case c.tooMany(cells):\n			hi = t\n", "		case c.tooMany(cells):\n			return cells[:len(cells)-1], nil\n",
+		"deltalog/counters.go", "\t\t\thi = t\n\t\tcase err != nil:\n", "\t\t\treturn cells[:len(cells)-1], nil\n\t\tcase err != nil:\n",
 		"driver_deltalog", "a merge drains a backlog oldest first"},
+	{"deltalog/drain gives up on a dense tick", "8.5 drain step (2): with no time to split at, the first scan again without the limit",
+		"deltalog/counters.go", "return c.scanVisible(ctx, counter, c.opts.Clock(), from, 0)", "return nil, fmt.Errorf(\"%w: %x\", crdt.ErrTooLarge, from)",
+		"driver_deltalog", "a drain merges a tick holding more than the limit whole"},
 	{"deltalog/compact scans from the merge cutoff", "8.5: compaction scans from the first cell older than now - CompactGrace - Window - SafetyMargin",
 		"deltalog/counters.go", "from, ok := timeid.AppendDescendingBefore(nil, horizon.Add(-c.opts.Window-c.opts.SafetyMargin))", "from, ok := timeid.AppendDescendingBefore(nil, horizon.Add(-c.opts.Window))",
 		"driver_deltalog", "compaction waits CompactGrace, then deletes what a merge cell covers"},

@@ -411,12 +411,11 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 	fs.IntVar(&o.MaxMergeCells, "max-merge-cells", 0, "deltalog Options.MaxMergeCells: the most cells a merge scan reads; past it a merge folds a backlog oldest first (0: 100,000)")
 	return partitionJob(fs, dry, func(st store.Partitions) (*deltalog.Counters, error) { return deltalog.New(st, o) },
 		func(ctx context.Context, c *deltalog.Counters, key string, cp *partitionCopy) (string, error) {
-			cell, merged, err := c.Merge(ctx, key)
-			if err != nil {
-				return "", err
-			}
+			cell, merged, mergeErr := c.Merge(ctx, key)
+			// Compact also after a failed merge: what it deletes may be
+			// what the merge failed on (SPEC.md 8.5, "Drain").
 			compacted, err := c.Compact(ctx, key)
-			if err != nil {
+			if err := errors.Join(mergeErr, err); err != nil {
 				return "", err
 			}
 			merge, compact := "nothing to merge", "nothing to compact"
