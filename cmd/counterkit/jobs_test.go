@@ -18,6 +18,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/riak/riaktest"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
 	"github.com/counterkit/counterkit/tpncounter"
@@ -528,4 +529,47 @@ func TestGetPlacedRowAtTwoPlaces(t *testing.T) {
 		require.NoError(t, row.UnmarshalBinary(r.Value))
 	})
 	require.Equal(t, float64(row.Amount), res.Value)
+}
+
+// TestCompactDeltalogAfterAFailedMerge: compact deltalog runs Compact on a
+// key even when its Merge failed (SPEC.md 8.5, "Drain": what Compact
+// deletes may be what a merge fails on), and reports the merge's error. A
+// row that does not decode lies where the merge scans, above an old merge
+// cell with two cells under it that Compact deletes.
+func TestCompactDeltalogAfterAFailedMerge(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := embedded.Open(dir, embedded.Options{})
+	require.NoError(t, err)
+	now := time.Now()
+	put := func(c deltalog.Cell) {
+		v, err := c.MarshalBinary()
+		require.NoError(t, err)
+		require.NoError(t, db.Partitions().Apply(ctx, []store.Mutation{{Partition: "dl", Op: store.OpPut,
+			Key: deltalog.EncodeKey(c.ID, c.Kind), Value: v, Timestamp: 1}}))
+	}
+	var l deltalog.Log
+	for i, at := range []time.Duration{-40 * time.Minute, -35 * time.Minute} {
+		c := deltalog.Cell{ID: timeid.FromParts(now.Add(at), uint16(i), 1), Kind: deltalog.KindRegular, Delta: 1}
+		require.NoError(t, l.Insert(c))
+		put(c)
+	}
+	m, ok, err := l.MergeBefore(now.Add(-30*time.Minute), now.Add(-20*time.Minute))
+	require.NoError(t, err)
+	require.True(t, ok)
+	put(m)
+	bad := timeid.FromParts(now.Add(-12*time.Minute), 9, 9) // below the merge cutoff (-11m), above Compact's (-13m)
+	require.NoError(t, db.Partitions().Apply(ctx, []store.Mutation{{Partition: "dl", Op: store.OpPut,
+		Key: deltalog.EncodeKey(bad, deltalog.KindRegular), Value: []byte{0xc1}, Timestamp: 1}}))
+	require.NoError(t, db.Close())
+
+	code, out, errOut := runCmd(t, "", "compact", "deltalog", "-store", "embedded:"+dir, "-progress", "0", "dl")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, errOut, "corrupt", "the merge's error is reported")
+	db, err = embedded.Open(dir, embedded.Options{ReadOnly: true})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	rows, err := db.Partitions().Snapshot(ctx, "dl", 100, store.ReadComplete)
+	require.NoError(t, err)
+	require.Len(t, rows, 2, "Compact deleted the two cells under the merge cell: the damaged row and the merge cell stay")
 }
