@@ -286,7 +286,7 @@ func (c *Counters) merge(ctx context.Context, counter string) (m Cell, ok bool, 
 	}
 	cells, err := c.scanVisible(ctx, counter, start, from, c.opts.MaxMergeCells)
 	if err == nil && c.tooMany(cells) {
-		cells, err = c.drain(ctx, counter, cutoff, cells[len(cells)-1].ID.Time())
+		cells, err = c.drain(ctx, counter, cutoff, from, cells[len(cells)-1].ID.Time())
 	}
 	if err != nil {
 		return Cell{}, false, err
@@ -315,9 +315,9 @@ func (c *Counters) tooMany(cells []Cell) bool {
 // oldest cells: 2^62 ns, about 146 years.
 const drainFloor = time.Duration(1 << 62)
 
-// drain finds where to merge a backlog: the scan from cutoff read more
-// than MaxMergeCells cells above the previous merge cell, the last of them
-// at time at. It scans from times t below the cutoff: first stepping down,
+// drain finds where to merge a backlog: the scan from cutoff (its key
+// first) read more than MaxMergeCells cells above the previous merge cell,
+// the last of them at time at. It scans from times t below the cutoff: first stepping down,
 // by cutoff − at and then twice as far each time, until a scan reads no
 // more than MaxMergeCells cells to the merge cell below, or the end; then
 // halving the interval between the highest t whose scan did not read too
@@ -327,7 +327,7 @@ const drainFloor = time.Duration(1 << 62)
 // cells or the interval is one tick (100 ns) or less; with no such scan by
 // then, those of the merge's scan from the cutoff without the limit, as
 // before the drain (SPEC.md 8.5, "Drain").
-func (c *Counters) drain(ctx context.Context, counter string, cutoff, at time.Time) ([]Cell, error) {
+func (c *Counters) drain(ctx context.Context, counter string, cutoff time.Time, first []byte, at time.Time) ([]Cell, error) {
 	const tick = 100 * time.Nanosecond
 	hi, step, floor := cutoff, max(cutoff.Sub(at), time.Microsecond), cutoff.Add(-drainFloor)
 	var lo time.Time // zero: no scan below hi read few enough yet
@@ -341,8 +341,7 @@ func (c *Counters) drain(ctx context.Context, counter string, cutoff, at time.Ti
 			// No time splits what lies above the merge cell (one tick
 			// holds more than the limit), or what read too many was
 			// stale (a merge cell landed under it since).
-			from, _ := timeid.AppendDescendingBefore(nil, cutoff) // the merge's first scan had cells
-			return c.scanVisible(ctx, counter, c.opts.Clock(), from, 0)
+			return c.scanVisible(ctx, counter, c.opts.Clock(), first, 0)
 		case !lo.IsZero():
 			t = lo.Add(hi.Sub(lo) / 2)
 		case step >= drainFloor/2 || !hi.Add(-step).After(floor):

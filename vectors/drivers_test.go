@@ -8848,7 +8848,7 @@ var dvMutants = []struct {
 		"deltalog/counters.go", "\t\t\thi = t\n\t\tcase err != nil:\n", "\t\t\treturn cells[:len(cells)-1], nil\n\t\tcase err != nil:\n",
 		"driver_deltalog", "a merge drains a backlog oldest first"},
 	{"deltalog/drain gives up on a dense tick", "8.5 drain step (2): with no time to split at, the first scan again without the limit",
-		"deltalog/counters.go", "return c.scanVisible(ctx, counter, c.opts.Clock(), from, 0)", "return nil, fmt.Errorf(\"%w: %x\", crdt.ErrTooLarge, from)",
+		"deltalog/counters.go", "return c.scanVisible(ctx, counter, c.opts.Clock(), first, 0)", "return nil, fmt.Errorf(\"%w: %x\", crdt.ErrTooLarge, first)",
 		"driver_deltalog", "a drain merges a tick holding more than the limit whole"},
 	{"deltalog/compact scans from the merge cutoff", "8.5: compaction scans from the first cell older than now - CompactGrace - Window - SafetyMargin",
 		"deltalog/counters.go", "from, ok := timeid.AppendDescendingBefore(nil, horizon.Add(-c.opts.Window-c.opts.SafetyMargin))", "from, ok := timeid.AppendDescendingBefore(nil, horizon.Add(-c.opts.Window))",
