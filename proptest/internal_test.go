@@ -67,7 +67,7 @@ func TestCheckLogsSeedAndReplay(t *testing.T) {
 	require.Empty(t, r.fats)
 	require.Len(t, r.logs, 1)
 	require.Contains(t, r.logs[0], "seed 99")
-	require.Contains(t, r.logs[0], "COUNTERKIT_SEED=99 go test ./proptest -run '^TestSomething$/^case_1$'")
+	require.Contains(t, r.logs[0], "COUNTERKIT_SEED=99 go test "+replayTags+"./proptest -run '^TestSomething$/^case_1$'")
 }
 
 func TestCheckFailureCarriesReplayCommand(t *testing.T) {
@@ -80,7 +80,7 @@ func TestCheckFailureCarriesReplayCommand(t *testing.T) {
 		checkWith(r, func() (Result, error) { return run(Options{Cases: 200, Seed: seed}) })
 		require.Len(t, r.errs, 1, "a broken merge must fail the check")
 		msg := r.errs[0]
-		require.Contains(t, msg, fmt.Sprintf("replay: COUNTERKIT_SEED=%d go test ./proptest -run '^TestBroken$'", seed))
+		require.Contains(t, msg, fmt.Sprintf("replay: COUNTERKIT_SEED=%d go test "+replayTags+"./proptest -run '^TestBroken$'", seed))
 		require.Contains(t, msg, fmt.Sprintf("(seed %d)", seed))
 		require.Contains(t, msg, "law ")
 		require.Contains(t, msg, "schedule:")
@@ -98,9 +98,9 @@ func TestCheckInvalidModelIsFatal(t *testing.T) {
 }
 
 func TestReplayCommandQuoting(t *testing.T) {
-	require.Equal(t, "COUNTERKIT_SEED=-5 go test ./proptest -run '^TestA$/^x\\.y\\+z$'", replayCommand("TestA/x.y+z", -5))
-	require.Equal(t, `COUNTERKIT_SEED=1 go test ./proptest -run '^TestA$/^it'\''s$'`, replayCommand("TestA/it's", 1))
-	require.Equal(t, "COUNTERKIT_SEED=1 go test ./proptest -run '^TestReplayCommandQuoting$'", Replay(t, 1))
+	require.Equal(t, "COUNTERKIT_SEED=-5 go test "+replayTags+"./proptest -run '^TestA$/^x\\.y\\+z$'", replayCommand("TestA/x.y+z", -5))
+	require.Equal(t, "COUNTERKIT_SEED=1 go test "+replayTags+`./proptest -run '^TestA$/^it'\''s$'`, replayCommand("TestA/it's", 1))
+	require.Equal(t, "COUNTERKIT_SEED=1 go test "+replayTags+"./proptest -run '^TestReplayCommandQuoting$'", Replay(t, 1))
 }
 
 func TestUnion(t *testing.T) {

@@ -142,7 +142,7 @@ func replayCommand(testName string, seed int64) string {
 		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
 	}
 	run := strings.ReplaceAll(strings.Join(parts, "/"), "'", `'\''`)
-	return fmt.Sprintf("%s=%d go test %s -run '%s'", EnvSeed, seed, packageDir(), run)
+	return fmt.Sprintf("%s=%d go test %s%s -run '%s'", EnvSeed, seed, replayTags, packageDir(), run)
 }
 
 // packageDir returns the working directory relative to the nearest go.mod
