@@ -385,8 +385,8 @@ func (v View) newestFolded(tombstones []Row) time.Time {
 			continue
 		}
 		for _, r := range v.normals[t.UpdateID] {
-			if ps := v.places[r.Key()]; len(ps) > 0 {
-				later(time.UnixMicro(ps[0]))
+			if sp, ok := v.places[r.Key()]; ok {
+				later(time.UnixMicro(sp.oldest))
 			}
 		}
 	}

@@ -49,10 +49,10 @@ type View struct {
 	normals map[ID][]Row
 	// keys holds the key of every row present.
 	keys map[Key]bool
-	// places holds, in a placed partition (placed.go), the places of
-	// every row present, ascending, and stored its rows as stored, in key
-	// order; nil otherwise.
-	places map[Key][]int64
+	// places holds, in a placed partition (placed.go), the oldest and
+	// newest places of every row present, and stored its rows as stored,
+	// in key order; nil otherwise.
+	places map[Key]placeSpan
 	stored []placedRow
 }
 
@@ -131,7 +131,7 @@ func evaluate(rows []Row) (View, error) {
 	counted := map[ID]int64{} // update id -> the amount a valid merge counted
 	for _, s := range sums {
 		ts := v.tombs[s.Version]
-		var targets, named []Row
+		targets, named := make([]Row, 0, len(ts)), make([]Row, 0, len(ts))
 		ok := true
 		if s.Settled {
 			// Covered rows were deleted when it settled; its tombstones
@@ -161,7 +161,7 @@ func evaluate(rows []Row) (View, error) {
 			v.InvalidSums = append(v.InvalidSums, s)
 			continue
 		}
-		var claimed []Row
+		claimed := make([]Row, 0, len(targets))
 		for i, r := range targets {
 			delete(live, elem{r.Kind, r.UpdateID})
 			if r.Kind == KindNormal {
@@ -279,7 +279,7 @@ func (v View) covered() []Row {
 		age[i] = len(out) - 1 - i
 	}
 	if v.places != nil {
-		slices.SortStableFunc(age, func(a, b int) int { return cmp.Compare(v.places[out[a].Key()][0], v.places[out[b].Key()][0]) })
+		slices.SortStableFunc(age, func(a, b int) int { return cmp.Compare(v.places[out[a].Key()].oldest, v.places[out[b].Key()].oldest) })
 	}
 	take := map[int]bool{}
 	sum = exact.Int128{}

@@ -125,31 +125,36 @@ func EvaluateTxnRows(partition string, rows []store.Row) (View, error) {
 }
 
 // evaluatePlaced evaluates the rows of a placed partition, stored in key
-// order: the rows, each once, and their places (ascending) in
+// order: the rows, each once, and their oldest and newest places in
 // View.places. One row at two places with two contents is
 // crdt.ErrCorruptEncoding.
 func evaluatePlaced(account string, stored []placedRow) (View, error) {
-	places := make(map[Key][]int64, len(stored))
+	places := make(map[Key]placeSpan, len(stored))
 	rows := make([]Row, 0, len(stored))
-	first := make(map[Key]Row, len(stored))
 	for _, pr := range stored {
 		k := pr.row.Key()
-		if r, ok := first[k]; ok {
-			if r != pr.row {
-				return View{}, fmt.Errorf("%w: account %q: row %s is stored as %s and as %s", crdt.ErrCorruptEncoding, account, rowKey(k), r, pr.row)
-			}
-		} else {
-			first[k] = pr.row
+		sp, ok := places[k]
+		if !ok {
+			places[k] = placeSpan{oldest: pr.at, newest: pr.at, row: int32(len(rows))}
 			rows = append(rows, pr.row)
+			continue
 		}
-		places[k] = append(places[k], pr.at)
-	}
-	for _, ats := range places {
-		slices.Sort(ats)
+		if r := rows[sp.row]; r != pr.row {
+			return View{}, fmt.Errorf("%w: account %q: row %s is stored as %s and as %s", crdt.ErrCorruptEncoding, account, rowKey(k), r, pr.row)
+		}
+		sp.oldest, sp.newest = min(sp.oldest, pr.at), max(sp.newest, pr.at)
+		places[k] = sp
 	}
 	v, err := evaluate(rows)
 	v.places, v.stored = places, stored
 	return v, err
+}
+
+// placeSpan is where a row of a placed partition is stored: its oldest
+// and newest places, and its index in the rows evaluatePlaced evaluates.
+type placeSpan struct {
+	oldest, newest int64
+	row            int32
 }
 
 // placeOf returns where a merge writes the row r of a placed partition: a
@@ -161,8 +166,8 @@ func evaluatePlaced(account string, stored []placedRow) (View, error) {
 func (v View) placeOf(r Row) int64 {
 	var at int64 = -1
 	newest := func(k Key) {
-		if ats := v.places[k]; len(ats) > 0 {
-			at = max(at, ats[len(ats)-1])
+		if sp, ok := v.places[k]; ok {
+			at = max(at, sp.newest)
 		}
 	}
 	switch {
@@ -222,7 +227,7 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 		movable[r.Key()] = !gone[r.Key()]
 	}
 	// A copy of a row at an older place than its newest is not needed.
-	newest := func(e placedRow) bool { ats := v.places[e.row.Key()]; return e.at == ats[len(ats)-1] }
+	newest := func(e placedRow) bool { return e.at == v.places[e.row.Key()].newest }
 	s := len(entries)
 	for s > 0 && (gone[entries[s-1].row.Key()] || movable[entries[s-1].row.Key()] || !newest(entries[s-1])) && entries[s-1].at < before {
 		s--

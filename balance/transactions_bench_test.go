@@ -136,3 +136,40 @@ func BenchmarkTransactionsApply(b *testing.B) {
 // benchWindowIDs is how many transactions the window benchmark's account
 // holds.
 var benchWindowIDs = 1_000_000
+
+// BenchmarkTransactionsMerge times the merges of an account credited 100
+// times a second of its clock and merged every mergeEvery credits, once
+// its rows have reached their steady state (SettleGrace and two merge
+// intervals of credits): each op is one merge, after mergeEvery credits
+// outside the timer. credit-ns is its time per credit it follows.
+//
+//	taskset -c 1 go test -run '^$' -bench BenchmarkTransactionsMerge -benchtime 40x ./balance
+func BenchmarkTransactionsMerge(b *testing.B) {
+	ctx := context.Background()
+	f := newTxnBench(b, 1)
+	for range 40 * mergeEvery { // 205 s of credits, merged as they go
+		if err := f.credit(ctx, nil, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		for range mergeEvery - 1 {
+			if err := f.credit(ctx, nil, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		f.n++
+		f.c.Add(txnStep)
+		if _, err := f.writers[0].Apply(ctx, acct, crdt.TxnID(fmt.Sprintf("txn-%09d", f.n)), 1); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := f.writers[0].Merge(ctx, acct); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*mergeEvery), "credit-ns")
+}
