@@ -267,6 +267,110 @@ func appendInt(dst []byte, v int64) []byte {
 // crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch or
 // crdt.ErrUnsupportedVersion.
 func (r *Row) UnmarshalBinary(data []byte) error {
+	if out, ok := decodeCanonical(data); ok {
+		*r = out
+		return nil
+	}
+	return r.unmarshal(data)
+}
+
+// decodeCanonical decodes data, without a msgpack decoder, when it is the
+// canonical encoding of a valid row in format version FormatVersion: the
+// form every row a merge reads has. Anything else is left to unmarshal,
+// which decodes and checks it field by field (ok false). Both accept the
+// same rows: an accepted encoding is the one appendEncoding writes for the
+// row, and no two rows share one.
+func decodeCanonical(data []byte) (out Row, ok bool) {
+	p, ok := bytes.CutPrefix(data, rowEnvelopes[FormatVersion])
+	if !ok || len(p) < 19 || p[0] != msgpcode.FixedArrayLow|7 || p[1] != msgpcode.Bin8 || p[2] != 16 {
+		return Row{}, false
+	}
+	out.UpdateID = ID(p[3:19])
+	p = p[19:]
+	var kind, target uint64
+	if kind, p, ok = cutUint(p); !ok || len(p) == 0 || kind > math.MaxUint8 {
+		return Row{}, false
+	}
+	out.Kind = Kind(kind)
+	switch {
+	case p[0] == msgpcode.Nil:
+		p = p[1:]
+	case len(p) >= 18 && p[0] == msgpcode.Bin8 && p[1] == 16:
+		out.Version, p = ID(p[2:18]), p[18:]
+	default:
+		return Row{}, false
+	}
+	if out.Amount, p, ok = cutInt(p); !ok {
+		return Row{}, false
+	}
+	if out.Covers, p, ok = cutInt(p); !ok || len(p) == 0 {
+		return Row{}, false
+	}
+	switch p[0] {
+	case msgpcode.True:
+		out.Settled = true
+	case msgpcode.False:
+	default:
+		return Row{}, false
+	}
+	if target, p, ok = cutUint(p[1:]); !ok || len(p) != 0 || target > math.MaxUint8 {
+		return Row{}, false
+	}
+	out.Target = Kind(target)
+	if out.Kind != KindNormal && out.Version.IsZero() || out.Validate() != nil {
+		return Row{}, false
+	}
+	var buf [maxRowLen]byte
+	return out, bytes.Equal(out.appendEncoding(buf[:0], FormatVersion), data)
+}
+
+// cutUint reads a msgpack unsigned integer in a form appendUint writes.
+func cutUint(p []byte) (uint64, []byte, bool) {
+	if len(p) == 0 {
+		return 0, nil, false
+	}
+	switch c := p[0]; {
+	case c <= msgpcode.PosFixedNumHigh:
+		return uint64(c), p[1:], true
+	case c == msgpcode.Uint8 && len(p) >= 2:
+		return uint64(p[1]), p[2:], true
+	case c == msgpcode.Uint16 && len(p) >= 3:
+		return uint64(binary.BigEndian.Uint16(p[1:])), p[3:], true
+	case c == msgpcode.Uint32 && len(p) >= 5:
+		return uint64(binary.BigEndian.Uint32(p[1:])), p[5:], true
+	case c == msgpcode.Uint64 && len(p) >= 9:
+		return binary.BigEndian.Uint64(p[1:]), p[9:], true
+	}
+	return 0, nil, false
+}
+
+// cutInt reads a msgpack integer in a form appendInt writes.
+func cutInt(p []byte) (int64, []byte, bool) {
+	if len(p) == 0 {
+		return 0, nil, false
+	}
+	switch c := p[0]; {
+	case c >= msgpcode.NegFixedNumLow:
+		return int64(int8(c)), p[1:], true
+	case c == msgpcode.Int8 && len(p) >= 2:
+		return int64(int8(p[1])), p[2:], true
+	case c == msgpcode.Int16 && len(p) >= 3:
+		return int64(int16(binary.BigEndian.Uint16(p[1:]))), p[3:], true
+	case c == msgpcode.Int32 && len(p) >= 5:
+		return int64(int32(binary.BigEndian.Uint32(p[1:]))), p[5:], true
+	case c == msgpcode.Int64 && len(p) >= 9:
+		return int64(binary.BigEndian.Uint64(p[1:])), p[9:], true
+	}
+	u, rest, ok := cutUint(p)
+	if !ok || u > math.MaxInt64 {
+		return 0, nil, false
+	}
+	return int64(u), rest, true
+}
+
+// unmarshal is UnmarshalBinary's decoder for every accepted format and
+// its errors.
+func (r *Row) unmarshal(data []byte) error {
 	d, format, err := wire.NewDecoder(data, crdt.TagBalanceRow, FormatVersion, MaxRowSize)
 	if err != nil {
 		return err

@@ -99,6 +99,9 @@ func TestAppendEncodingMatchesWireEncoder(t *testing.T) {
 		if err := back.UnmarshalBinary(b); err != nil || back != r {
 			t.Fatalf("%+v: decoded %+v, %v", r, back, err)
 		}
+		if fast, ok := decodeCanonical(b); !ok || fast != r {
+			t.Fatalf("%+v: the fast decoder gave %+v, %v", r, fast, ok)
+		}
 	}
 	for _, a := range ints {
 		u, v := id(), id()
@@ -125,8 +128,80 @@ func TestAppendEncodingMatchesWireEncoder(t *testing.T) {
 	}
 }
 
+// TestDecodeCanonicalAgrees: the fast decoder accepts only what the
+// field-by-field decoder accepts, as the same row, on every byte of every
+// row encoding at the integer boundaries changed to each value a msgpack
+// form starts with and by one either way.
+func TestDecodeCanonicalAgrees(t *testing.T) {
+	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	u, v := timeid.FromParts(at, 1, 2), timeid.FromParts(at.Add(time.Second), 3, 4)
+	var rows []Row
+	for _, a := range interestingInts() {
+		rows = append(rows, NormalRow(u, a), Row{UpdateID: u, Kind: KindNormal, Amount: a},
+			Row{UpdateID: v, Kind: KindSum, Version: v, Amount: a, Covers: max(a, 1), Settled: a%2 == 0},
+			Row{UpdateID: u, Kind: KindTombstone, Version: v, Amount: a, Target: KindNormal},
+			Row{UpdateID: u, Kind: KindTombstone, Version: v, Amount: a, Target: KindSum})
+	}
+	starts := []byte{0x00, 0x7f, 0x80, 0x90, 0xa0, 0xc0, 0xc2, 0xc3, 0xc4, 0xcc, 0xcd, 0xce, 0xcf, 0xd0, 0xd1, 0xd2, 0xd3, 0xe0, 0xff}
+	checked, accepted := 0, 0
+	for _, r := range rows {
+		if r.Validate() != nil {
+			continue
+		}
+		b, err := r.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range b {
+			for _, c := range append([]byte{b[i] + 1, b[i] - 1}, starts...) {
+				m := bytes.Clone(b)
+				m[i] = c
+				checked++
+				fast, ok := decodeCanonical(m)
+				if !ok {
+					continue
+				}
+				accepted++
+				var slow Row
+				if err := slow.unmarshal(m); err != nil || slow != fast {
+					t.Fatalf("%x: the fast decoder gave %+v, the other %+v, %v", m, fast, slow, err)
+				}
+			}
+		}
+		for n := range b { // every truncation
+			if _, ok := decodeCanonical(b[:n]); ok {
+				t.Fatalf("%x: a truncation of %d bytes decodes", b[:n], n)
+			}
+		}
+	}
+	t.Logf("%d changed encodings, %d of them decoded alike by both", checked, accepted)
+}
+
+// FuzzDecodeCanonical: what the fast decoder accepts, the field-by-field
+// decoder accepts as the same row.
+//
+//	go test ./balance -run '^$' -fuzz FuzzDecodeCanonical -fuzztime 60s
+func FuzzDecodeCanonical(f *testing.F) {
+	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, a := range interestingInts() {
+		b, _ := NormalRow(timeid.New(at), a).MarshalBinary()
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := decodeCanonical(data)
+		if !ok {
+			return
+		}
+		var slow Row
+		if err := slow.unmarshal(data); err != nil || slow != fast {
+			t.Fatalf("%x: the fast decoder gave %+v, the other %+v, %v", data, fast, slow, err)
+		}
+	})
+}
+
 // TestRowCodecAllocations: MarshalBinary allocates its result only, and
-// appendEncoding nothing when its buffer has room.
+// appendEncoding nothing when its buffer has room; decoding a row written
+// in the current format allocates nothing.
 func TestRowCodecAllocations(t *testing.T) {
 	r := NormalRow(timeid.New(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)), -12345)
 	if n := testing.AllocsPerRun(100, func() { _, _ = r.MarshalBinary() }); n != 1 {
@@ -134,5 +209,10 @@ func TestRowCodecAllocations(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { _ = r.appendEncoding(make([]byte, 0, maxRowLen), FormatVersion) }); n != 0 {
 		t.Errorf("appendEncoding with room: %v allocations", n)
+	}
+	b, _ := r.MarshalBinary()
+	var back Row
+	if n := testing.AllocsPerRun(100, func() { _ = back.UnmarshalBinary(b) }); n != 0 || back != r {
+		t.Errorf("UnmarshalBinary: %v allocations, %+v", n, back)
 	}
 }
