@@ -567,6 +567,33 @@ func parseCreateTable(stmt string) (*tableShape, error) {
 func readTable(ctx context.Context, sess *gocql.Session, keyspace, table string) (*tableShape, error) {
 	iter := sess.Query(`SELECT column_name, kind, position, type, clustering_order FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?`,
 		keyspace, table).IterContext(ctx)
+	var rows []schemaColumn
+	var c schemaColumn
+	for iter.Scan(&c.name, &c.kind, &c.position, &c.typ, &c.order) {
+		rows = append(rows, c)
+	}
+	if err := iter.Close(); err != nil {
+		return nil, fmt.Errorf("%w: read system_schema.columns: %v", crdt.ErrUnavailable, err)
+	}
+	return shapeOf(table, rows), nil
+}
+
+// schemaColumn is one row of system_schema.columns: a column's name, kind
+// (partition_key, clustering or regular), position among the key columns
+// of its kind (-1 for a regular one), CQL type and clustering order (asc,
+// desc or none).
+type schemaColumn struct {
+	name, kind string
+	position   int
+	typ, order string
+}
+
+// shapeOf is the shape of table whose system_schema.columns rows are rows
+// (in any order); nil when there are none.
+func shapeOf(table string, rows []schemaColumn) *tableShape {
+	if len(rows) == 0 {
+		return nil
+	}
 	t := &tableShape{name: table, columns: map[string]string{}}
 	// at sets s[i] (a key column's position), growing s as needed.
 	at := func(s []string, i int, v string) []string {
@@ -574,24 +601,16 @@ func readTable(ctx context.Context, sess *gocql.Session, keyspace, table string)
 		s[i] = v
 		return s
 	}
-	var name, kind, typ, order string
-	var pos int
-	for iter.Scan(&name, &kind, &pos, &typ, &order) {
-		t.columns[name] = typ
-		switch kind {
+	for _, c := range rows {
+		t.columns[c.name] = c.typ
+		switch c.kind {
 		case "partition_key":
-			t.partition = at(t.partition, pos, name)
+			t.partition = at(t.partition, c.position, c.name)
 		case "clustering":
-			t.clustering, t.order = at(t.clustering, pos, name), at(t.order, pos, order)
+			t.clustering, t.order = at(t.clustering, c.position, c.name), at(t.order, c.position, c.order)
 		}
 	}
-	if err := iter.Close(); err != nil {
-		return nil, fmt.Errorf("%w: read system_schema.columns: %v", crdt.ErrUnavailable, err)
-	}
-	if len(t.columns) == 0 {
-		return nil, nil
-	}
-	return t, nil
+	return t
 }
 
 // compareTable reports how got differs from want, wrapping

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,6 +156,50 @@ func TestCompareTable(t *testing.T) {
 	}
 	_, err = parseCreateTable("DROP TABLE x")
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+}
+
+// What TestCassandraServer reads from a real server, checked here: the
+// system_schema.columns rows Cassandra 4.0 keeps for the tables
+// cassandra.CreateSchema creates (a regular column at position -1 with
+// clustering_order none, types by their CQL names; rows in clustering
+// order, by table then column name) match cassandra.Schema, and a table
+// made another way does not.
+func TestShapeOfSchemaColumns(t *testing.T) {
+	stmts, err := cassandra.Schema("ks", "")
+	require.NoError(t, err)
+	want := map[string][]schemaColumn{
+		"counterkit_siblings": {
+			{"actor", "clustering", 0, "text", "asc"},
+			{"key", "partition_key", 0, "text", "none"},
+			{"value", "regular", -1, "blob", "none"},
+		},
+		"counterkit_partitions": {
+			{"key", "clustering", 0, "blob", "asc"},
+			{"partition", "partition_key", 0, "text", "none"},
+			{"value", "regular", -1, "blob", "none"},
+		},
+	}
+	for _, stmt := range stmts {
+		shape, err := parseCreateTable(stmt)
+		require.NoError(t, err)
+		rows, ok := want[shape.name]
+		require.True(t, ok, shape.name)
+		require.NoError(t, compareTable(shape, shapeOf(shape.name, rows)), shape.name)
+		// Rows in another order give the same shape.
+		back := slices.Clone(rows)
+		slices.Reverse(back)
+		require.NoError(t, compareTable(shape, shapeOf(shape.name, back)), shape.name)
+	}
+	require.Nil(t, shapeOf("counterkit_siblings", nil), "no rows: no table")
+	for name, rows := range map[string][]schemaColumn{
+		"the clustering column descending": {{"actor", "clustering", 0, "text", "desc"}, {"key", "partition_key", 0, "text", "none"}, {"value", "regular", -1, "blob", "none"}},
+		"the value as text":                {{"actor", "clustering", 0, "text", "asc"}, {"key", "partition_key", 0, "text", "none"}, {"value", "regular", -1, "text", "none"}},
+		"actor in the partition key":       {{"actor", "partition_key", 1, "text", "none"}, {"key", "partition_key", 0, "text", "none"}, {"value", "regular", -1, "blob", "none"}},
+	} {
+		shape, err := parseCreateTable(stmts[0])
+		require.NoError(t, err)
+		require.ErrorIs(t, compareTable(shape, shapeOf(shape.name, rows)), crdt.ErrMisconfiguredStore, name)
+	}
 }
 
 // A table-level default_time_to_live expires counter state: any value
