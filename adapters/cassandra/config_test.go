@@ -331,6 +331,7 @@ func TestErrorMapping(t *testing.T) {
 		{&gocql.RequestErrFunctionFailure{}, crdt.ErrMisconfiguredStore, crdt.ErrMisconfiguredStore},
 		{invalidRequest("Batch too large"), crdt.ErrTooLarge, crdt.ErrTooLarge},
 		{invalidRequest("Rejected an oversized mutation (17000000/16777216) for keyspace: ks. Top keys are: t.k"), crdt.ErrTooLarge, crdt.ErrTooLarge},
+		{invalidRequest("Request is too big: length 17826000 exceeds maximum allowed length 16777216."), crdt.ErrTooLarge, crdt.ErrTooLarge},
 		{invalidRequest("unconfigured table counterkit_partitions"), crdt.ErrMisconfiguredStore, crdt.ErrMisconfiguredStore},
 		{gocql.ErrTooManyStmts, crdt.ErrTooLarge, crdt.ErrTooLarge},
 		{gocql.ErrFrameTooBig, crdt.ErrTooLarge, crdt.ErrTooLarge}, // a frame over 256 MiB: every retry fails alike

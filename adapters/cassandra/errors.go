@@ -78,10 +78,12 @@ func classifyWrite(err error, attempts int, batchlog bool) error {
 // tooLargeMessages are the InvalidRequest messages Cassandra uses when it
 // refuses a write for its size, before applying any of it: a
 // multi-partition batch above batch_size_fail_threshold_in_kb (4.0:
-// BatchStatement.verifyBatchSize), and, in versions that check it on the
+// BatchStatement.verifyBatchSize); in versions that check it on the
 // coordinator, a mutation above max_mutation_size (half of
-// commitlog_segment_size_in_mb).
-var tooLargeMessages = []string{"Batch too large", "Rejected an oversized mutation"}
+// commitlog_segment_size_in_mb); and a request frame above
+// native_transport_max_frame_size_in_mb (protocol v4, and v5 in versions
+// that limit its messages).
+var tooLargeMessages = []string{"Batch too large", "Rejected an oversized mutation", "Request is too big"}
 
 // isTooLarge reports whether err is one of Cassandra's size refusals.
 func isTooLarge(err error) bool {
