@@ -324,7 +324,11 @@ func (tx *Transactions) delete(ctx context.Context, account string) error {
 	muts = tx.deleteRecords(muts, account, first, last)
 	muts = append(muts, store.Mutation{Partition: tx.expiredPartition(account), Op: store.OpDeletePartition},
 		store.Mutation{Partition: layoutPartition(account), Op: store.OpDeletePartition})
-	return tx.writeBatches(ctx, muts)
+	err = tx.writeBatches(ctx, muts)
+	tx.checked.mu.Lock()
+	delete(tx.checked.at, account) // the marker is gone: check it again
+	tx.checked.mu.Unlock()
+	return err
 }
 
 // oldRecordWindows returns the windows that may still hold records

@@ -346,3 +346,61 @@ func TestAccountLayoutOpensShortRetryWindow(t *testing.T) {
 		require.ErrorIs(t, err, crdt.ErrInvalidKey, "%q", bad)
 	}
 }
+
+// A Delete deletes the account's layout marker, and the key is reused no
+// sooner than SafetyMargin after it returned: the first Apply after that
+// writes its layout again, whether its Transactions or another deleted
+// the account and however short SafetyMargin is, so a Transactions of
+// another layout is still refused and every acknowledged credit counts
+// (SPEC.md 9.4 "Layout"). With the check trusted for a second across the
+// Delete, the Apply wrote no marker, a Transactions of 8 partitions then
+// made the account its own, and the credit of 5 in partition 12 stopped
+// counting in its balance.
+func TestTransactionsLayoutAfterDelete(t *testing.T) {
+	ctx := context.Background()
+	short := func(c *testClock, partitions int) balance.TxnOptions {
+		return balance.TxnOptions{
+			Options: balance.Options{Window: 500 * time.Millisecond, FutureSkew: 50 * time.Millisecond, SafetyMargin: 200 * time.Millisecond,
+				MaxMerge: 100 * time.Millisecond, SettleGrace: 400 * time.Millisecond, GCGrace: time.Second, Clock: c.Now},
+			RetryWindow: time.Minute, Deadline: 100 * time.Millisecond, Partitions: partitions,
+		}
+	}
+	inPartition := func(part, partitions int) crdt.TxnID {
+		for k := 0; ; k++ {
+			if id := crdt.TxnID(fmt.Sprint("b", k)); int(balance.TxnRowID(id)[14])%partitions == part {
+				return id
+			}
+		}
+	}
+	for _, deleter := range []string{"itself", "another"} {
+		t.Run(deleter, func(t *testing.T) {
+			c := newTestClock()
+			mem := memory.NewPartitions()
+			open := func(partitions int) *balance.Transactions {
+				tx, err := balance.NewTransactions(mem, short(c, partitions))
+				require.NoError(t, err)
+				return tx
+			}
+			tx16, tx8 := open(16), open(8)
+			del := tx16
+			if deleter == "another" {
+				del = open(16)
+			}
+			mustApplyTo(t, tx16, "first", 1, balance.Applied)
+			sm := tx16.Options().SafetyMargin
+			c.Add(sm + time.Millisecond) // quiet for SafetyMargin
+			require.NoError(t, del.Delete(ctx, acct))
+			c.Add(sm + time.Millisecond) // the reuse rule
+			mustApplyTo(t, tx16, inPartition(12, 16), 5, balance.Applied)
+			rows, err := mem.Snapshot(ctx, acct+"#txn.layout", 10, store.ReadAny)
+			require.NoError(t, err)
+			require.Len(t, rows, 1, "the first Apply after Delete writes the marker")
+			c.Add(10 * time.Millisecond)
+			_, err = tx8.Apply(ctx, acct, "c", 1)
+			require.ErrorIs(t, err, crdt.ErrInvalidConfig, "another layout is refused")
+			v, err := tx16.Balance(ctx, acct)
+			require.NoError(t, err)
+			require.EqualValues(t, 5, v)
+		})
+	}
+}

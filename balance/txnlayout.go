@@ -23,8 +23,16 @@ import (
 
 // layoutTrust is how long Apply and Recorded trust a layout check of an
 // account (by the Transactions' clock), so that a hot account's calls
-// read the marker about once a second per Transactions.
+// read the marker about once a second per Transactions; at most
+// SafetyMargin (trust).
 const layoutTrust = time.Second
+
+// trust is how long tx trusts a layout check: layoutTrust, or SafetyMargin
+// if shorter. A Delete of the account deletes its marker, and the key is
+// reused no sooner than SafetyMargin after it returned; a check made
+// before the Delete is then no longer trusted, so the first Apply after
+// it finds the marker empty and writes its layout again.
+func (tx *Transactions) trust() time.Duration { return min(layoutTrust, tx.opts.SafetyMargin) }
 
 // layoutChecksMax is the most accounts whose last check a Transactions
 // remembers. When full, it forgets the checks it no longer trusts and, if
@@ -71,14 +79,14 @@ type layoutChecks struct {
 // checkLayout reads account's layout marker and fails crdt.ErrInvalidConfig
 // unless it is empty or names this Transactions' layout as the largest;
 // empty reports an empty marker. With trust, it skips the read within
-// layoutTrust of the last check that passed on a marker naming the layout.
+// tx.trust() of the last check that passed on a marker naming the layout.
 func (tx *Transactions) checkLayout(ctx context.Context, account string, trust bool) (empty bool, err error) {
 	now := tx.opts.Clock()
 	if trust {
 		tx.checked.mu.Lock()
 		at, ok := tx.checked.at[account]
 		tx.checked.mu.Unlock()
-		if ok && !now.Before(at) && now.Sub(at) < layoutTrust {
+		if ok && !now.Before(at) && now.Sub(at) < tx.trust() {
 			return false, nil
 		}
 	}
@@ -158,7 +166,7 @@ func (tx *Transactions) trustLayout(account string, now time.Time) {
 	}
 	if _, ok := tx.checked.at[account]; !ok && len(tx.checked.at) >= layoutChecksMax {
 		for a, at := range tx.checked.at {
-			if now.Before(at) || now.Sub(at) >= layoutTrust {
+			if now.Before(at) || now.Sub(at) >= tx.trust() {
 				delete(tx.checked.at, a)
 			}
 		}

@@ -7887,10 +7887,15 @@ func dvModelBalance(v dvVector) []string {
 		}
 		// layoutOK checks the account's layout marker (SPEC.md 9.4
 		// "Layout"), unless trust and the last check that passed is less
-		// than a second old; *empty reports an empty marker.
+		// than a second (or SafetyMargin, if shorter) old; *empty reports
+		// an empty marker.
 		mine := int64(o.Partitions-1)<<57 | rwUS<<8 | int64(o.RecordShards-1)
+		trustFor := time.Second
+		if sm := dvDur(o.SafetyMarginNS); sm > 0 {
+			trustFor = min(trustFor, sm)
+		}
 		layoutOK := func(trust bool, empty *bool) bool {
-			if trust && trusted != nil && !now.Before(*trusted) && now.Sub(*trusted) < time.Second {
+			if trust && trusted != nil && !now.Before(*trusted) && now.Sub(*trusted) < trustFor {
 				return true
 			}
 			part = o.Key + "#txn.layout"
@@ -8856,8 +8861,8 @@ var dvMutants = []struct {
 	{"balance/version not after the sum rows", "9.3 step 4: the version follows every valid sum row",
 		"balance/accounts.go", "if t := s.UpdateID.Time().Add(100 * time.Nanosecond); !t.Before(vt) {", "if t := s.UpdateID.Time().Add(100 * time.Nanosecond); false && !t.Before(vt) {",
 		"driver_balance", "step 4: the version follows a sum row ahead of the clock"},
-	{"balance/transactions layout trusted forever", "9.4 Layout: Apply trusts a check of the marker for one second",
-		"balance/txnlayout.go", "now.Sub(at) < layoutTrust", "true",
+	{"balance/transactions layout trusted forever", "9.4 Layout: Apply trusts a check of the marker for one second (or SafetyMargin)",
+		"balance/txnlayout.go", "now.Sub(at) < tx.trust()", "true",
 		"driver_balance", "transactions: a retry before and after the merge that records it"},
 	{"balance/transactions layout not marked", "9.4 Layout: an Apply that reads an empty marker writes its layout with its row",
 		"balance/transactions.go", "			u = append([]update{{Partition: layoutPartition(account)", "			_ = append([]update{{Partition: layoutPartition(account)",
