@@ -270,7 +270,9 @@ func (tx *Transactions) conflicts(ctx context.Context, account string) ([]Confli
 // idled: at most 1,024 windows, or 64 after the expiry mark without a sum
 // row; and those of its clock's windows, from three before to the last a
 // merge whose clock is up to FutureSkew ahead writes); its expiry mark;
-// its layout marker. Without an expiry mark (or with one ahead of its
+// its layout marker. Records expiry misses stay (SPEC.md 9.4, "Not
+// covered": those a merge wrote before it failed, with no sum row after
+// them, which no call reads). Without an expiry mark (or with one ahead of its
 // clock) it first writes one where the old windows start, so that a
 // Delete called again finds them. A layout marker of another layout
 // refuses it (crdt.ErrInvalidConfig); a damaged one does not. If it
