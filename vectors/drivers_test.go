@@ -4080,6 +4080,9 @@ func dvGenBalance() dvFile {
 	txo.RetryWindowNS, txo.DeadlineNS, txo.Partitions, txo.RecordShards = dvI(int64(time.Hour)), dvI(int64(5*time.Second)), 2, 2
 	txo1 := txo
 	txo1.Partitions = 1
+	shortTxo := txo
+	shortTxo.WindowNS, shortTxo.FutureSkewNS, shortTxo.SafetyMarginNS = dvI(int64(time.Second)), dvI(int64(100*time.Millisecond)), dvI(int64(400*time.Millisecond))
+	shortTxo.MaxMergeNS, shortTxo.SettleGraceNS, shortTxo.GCGraceNS, shortTxo.DeadlineNS = dvI(int64(200*time.Millisecond)), dvI(int64(2*time.Second)), dvI(int64(2*time.Second)), dvI(int64(time.Second))
 	txn := func(id string, amount int64, faults ...string) dvStep {
 		return dvStepOf(dvStep{Op: "txn_apply", Key: k, Txn: id, Amount: dvI(amount)}, faults...)
 	}
@@ -4164,6 +4167,13 @@ func dvGenBalance() dvFile {
 				dvKeyOp("txn_balance", k),
 				dvClock(dvKeyOp("txn_merge", k), at(14, 3*time.Second)),
 				txn("pay-1", 1),
+				dvKeyOp("txn_balance", k),
+			}},
+		dvVector{Name: "transactions: a layout check is trusted for SafetyMargin when it is under a second", Note: "SafetyMargin 400ms. pay-1 finds the layout marker empty and writes it; pay-2, 300ms later, skips the check; pay-3, 800ms after pay-1, reads the marker again, as it would not with a second's trust: a Delete's reuse rule (SafetyMargin) then outlasts every check made before the Delete",
+			Options: shortTxo, Steps: []dvStep{
+				dvClock(txn("pay-1", 1), at(15, 0)),
+				dvClock(txn("pay-2", 2), at(15, 300*time.Millisecond)),
+				dvClock(txn("pay-3", 3), at(15, 800*time.Millisecond)),
 				dvKeyOp("txn_balance", k),
 			}},
 	)
@@ -8864,6 +8874,9 @@ var dvMutants = []struct {
 	{"balance/transactions layout trusted forever", "9.4 Layout: Apply trusts a check of the marker for one second (or SafetyMargin)",
 		"balance/txnlayout.go", "now.Sub(at) < tx.trust()", "true",
 		"driver_balance", "transactions: a retry before and after the merge that records it"},
+	{"balance/transactions layout trusted a second past SafetyMargin", "9.4 Layout: a check is trusted for SafetyMargin when it is under a second",
+		"balance/txnlayout.go", "return min(layoutTrust, tx.opts.SafetyMargin)", "return layoutTrust",
+		"driver_balance", "transactions: a layout check is trusted for SafetyMargin when it is under a second"},
 	{"balance/transactions layout not marked", "9.4 Layout: an Apply that reads an empty marker writes its layout with its row",
 		"balance/transactions.go", "			u = append([]update{{Partition: layoutPartition(account)", "			_ = append([]update{{Partition: layoutPartition(account)",
 		"driver_balance", "transactions: a retry before and after the merge that records it"},
