@@ -26,7 +26,7 @@
 // Transactions credits and debits by transaction id (any caller-chosen
 // string): one record read and one row write per call, whatever the
 // account's rate, writers and history (and a read of the account's layout
-// marker at most once a second per Transactions). A retry counts once within
+// marker about once a second per Transactions). A retry counts once within
 // RetryWindow (24 hours) of the merge that recorded the transaction, and
 // copies written by writers that cannot see each other are one row
 // (SPEC.md 9.4, with what is not promised). ExampleTransactions.

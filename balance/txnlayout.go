@@ -38,8 +38,8 @@ func (tx *Transactions) trust() time.Duration { return min(layoutTrust, tx.opts.
 // remembers. When full, it forgets the checks it no longer trusts and, if
 // that frees fewer than an eighth, other checks at random up to an eighth
 // (trustLayout), so a full table costs O(1) a check: an account's marker
-// is read at most once a second while fewer than this many accounts are
-// written in a second.
+// is read about once a second (by each call running when the trust has
+// run out) while fewer than this many accounts are written in a second.
 const layoutChecksMax = 1 << 14
 
 // layoutMarkID is the update id of the layout marker's rows.
