@@ -115,6 +115,14 @@ func TestChecksCatchBrokenVariants(t *testing.T) {
 		require.Error(t, err, "%d schedules passed", st.runs)
 		t.Logf("caught after %d schedules: %v", st.runs, err)
 	})
+	// The fault sequences catch a merge that writes no records: a retry
+	// after the merge is applied again.
+	t.Run("fault sequences catch no records", func(t *testing.T) {
+		defer balance.BreakTxnRecords()()
+		runs, err := enumerateFaults(feActions(), 3)
+		require.Error(t, err, "%d sequences passed", runs)
+		t.Logf("caught after %d sequences: %v", runs, strings.SplitN(err.Error(), "\n", 2)[0])
+	})
 	// The schedule enumeration catches both.
 	for name, brk := range map[string]func() func(){"records": balance.BreakTxnRecords, "deadline": balance.BreakTxnDeadline} {
 		t.Run("enumeration catches no "+name, func(t *testing.T) {
