@@ -290,22 +290,18 @@ func (w *feWorld) apply(tx *balance.Transactions, txn crdt.TxnID, amount int64, 
 	return nil
 }
 
+// feActions is the faults menu: x (5) and y (3) applied by two writers,
+// passing, lost, ambiguous or held, x with another amount, and every
+// kind of merge.
 func feActions() []feAction {
-	return []feAction{
+	return append([]feAction{
 		{"W1 x=5", func(w *feWorld) error { return w.apply(w.w1, w.x, 5, fePass) }},
 		{"W2 x=5 held", func(w *feWorld) error { return w.apply(w.w2, w.x, 5, feHold) }},
 		{"W2 x=5 ambiguous", func(w *feWorld) error { return w.apply(w.w2, w.x, 5, feAmbig) }},
 		{"W1 y=3 lost", func(w *feWorld) error { return w.apply(w.w1, w.y, 3, feLose) }},
 		{"W2 y=3 held", func(w *feWorld) error { return w.apply(w.w2, w.y, 3, feHold) }},
 		{"W1 y=3", func(w *feWorld) error { return w.apply(w.w1, w.y, 3, fePass) }},
-		{"M merge", func(w *feWorld) error {
-			_, err := w.m.Merge(context.Background(), acct)
-			w.trace = append(w.trace, fmt.Sprintf("  -> %v", err))
-			if err != nil && !errors.Is(err, crdt.ErrUnavailable) {
-				return fmt.Errorf("merge: %v", err)
-			}
-			return nil
-		}},
+		{"W1 x=7 (another amount)", func(w *feWorld) error { return w.apply(w.w1, w.x, 7, fePass) }},
 		{"M merge fails after records", func(w *feWorld) error {
 			w.f.mu.Lock()
 			w.f.failRows = true
@@ -317,53 +313,48 @@ func feActions() []feAction {
 			w.trace = append(w.trace, fmt.Sprintf("  -> %v", err))
 			return nil
 		}},
-		{"M merge, W1 merge nested before its 1st write", func(w *feWorld) error { return w.nested(1) }},
-		{"M merge, W1 merge nested before its 2nd write", func(w *feWorld) error { return w.nested(2) }},
-		{"M merge, W1 merge nested before its 3rd write", func(w *feWorld) error { return w.nested(3) }},
-		{"M merge, W1 merge nested before its 4th write", func(w *feWorld) error { return w.nested(4) }},
-		{"M merge crashes before its 1st write", func(w *feWorld) error { return w.crash(1) }},
-		{"M merge crashes before its 2nd write", func(w *feWorld) error { return w.crash(2) }},
-		{"M merge crashes before its 3rd write", func(w *feWorld) error { return w.crash(3) }},
-		{"M merge crashes before its 4th write", func(w *feWorld) error { return w.crash(4) }},
-		{"deliver held", func(w *feWorld) error { return w.f.deliver() }},
-		{"clock +8s", func(w *feWorld) error { return w.advance(8 * time.Second) }},
-		{"clock +SettleGrace+MaxMerge+FS", func(w *feWorld) error {
-			return w.advance(w.o.SettleGrace + w.o.MaxMerge + w.o.FutureSkew + time.Second)
-		}},
-		{"W1 x=7 (another amount)", func(w *feWorld) error { return w.apply(w.w1, w.x, 7, fePass) }},
-	}
+	}, feMergesAndTime(1, 2, 3, 4)...)
 }
 
-// feConflictActions: one transaction x applied with two amounts (3 and 5)
-// by three writers, copies held and landing late, merges that pass, race,
-// fail after records or crash.
+// feConflictActions is the conflicting-amounts menu: x applied with two
+// amounts (3 and 5) by two writers, copies held and landing late, y, and
+// merges that pass, race or crash.
 func feConflictActions() []feAction {
-	merge := func(w *feWorld) error {
-		_, err := w.m.Merge(context.Background(), acct)
-		w.trace = append(w.trace, fmt.Sprintf("  -> %v", err))
-		if err != nil && !errors.Is(err, crdt.ErrUnavailable) {
-			return fmt.Errorf("merge: %v", err)
-		}
-		return nil
-	}
-	return []feAction{
+	return append([]feAction{
 		{"W1 x=5", func(w *feWorld) error { return w.apply(w.w1, w.x, 5, fePass) }},
 		{"W2 x=3 held", func(w *feWorld) error { return w.apply(w.w2, w.x, 3, feHold) }},
 		{"W2 x=5 held", func(w *feWorld) error { return w.apply(w.w2, w.x, 5, feHold) }},
 		{"W1 x=3", func(w *feWorld) error { return w.apply(w.w1, w.x, 3, fePass) }},
 		{"W2 x=3 ambiguous", func(w *feWorld) error { return w.apply(w.w2, w.x, 3, feAmbig) }},
 		{"W1 y=3", func(w *feWorld) error { return w.apply(w.w1, w.y, 3, fePass) }},
-		{"M merge", merge},
-		{"M merge, W1 merge nested before its 2nd write", func(w *feWorld) error { return w.nested(2) }},
-		{"M merge, W1 merge nested before its 3rd write", func(w *feWorld) error { return w.nested(3) }},
-		{"M merge crashes before its 2nd write", func(w *feWorld) error { return w.crash(2) }},
-		{"M merge crashes before its 3rd write", func(w *feWorld) error { return w.crash(3) }},
-		{"deliver held", func(w *feWorld) error { return w.f.deliver() }},
-		{"clock +8s", func(w *feWorld) error { return w.advance(8 * time.Second) }},
-		{"clock +SettleGrace+MaxMerge+FS", func(w *feWorld) error {
-			return w.advance(w.o.SettleGrace + w.o.MaxMerge + w.o.FutureSkew + time.Second)
-		}},
+	}, feMergesAndTime(2, 3)...)
+}
+
+// feMergesAndTime are the actions both menus share: a merge by M; M's
+// merge with a whole merge by W1 nested before its k-th write, and M's
+// merge crashing before it, for each k of writes; delivering held writes;
+// two clock steps.
+func feMergesAndTime(writes ...int) []feAction {
+	acts := []feAction{{"M merge", func(w *feWorld) error {
+		_, err := w.m.Merge(context.Background(), acct)
+		w.trace = append(w.trace, fmt.Sprintf("  -> %v", err))
+		if err != nil && !errors.Is(err, crdt.ErrUnavailable) {
+			return fmt.Errorf("merge: %v", err)
+		}
+		return nil
+	}}}
+	for _, k := range writes {
+		acts = append(acts, feAction{fmt.Sprintf("M merge, W1 merge nested before its write %d", k), func(w *feWorld) error { return w.nested(k) }})
 	}
+	for _, k := range writes {
+		acts = append(acts, feAction{fmt.Sprintf("M merge crashes before its write %d", k), func(w *feWorld) error { return w.crash(k) }})
+	}
+	return append(acts,
+		feAction{"deliver held", func(w *feWorld) error { return w.f.deliver() }},
+		feAction{"clock +8s", func(w *feWorld) error { return w.advance(8 * time.Second) }},
+		feAction{"clock +SettleGrace+MaxMerge+FutureSkew+1s", func(w *feWorld) error {
+			return w.advance(w.o.SettleGrace + w.o.MaxMerge + w.o.FutureSkew + time.Second)
+		}})
 }
 
 // nested runs a merge by M during which, before its k-th store write,
