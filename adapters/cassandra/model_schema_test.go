@@ -25,7 +25,7 @@ func TestModelTablesFromSchemaText(t *testing.T) {
 
 	renamed := ddl(db.tables)
 	renamed[0] = strings.ReplaceAll(renamed[0], "actor", "member")
-	m := &cqlModel{tables: map[string]*modelTable{}, keyspaces: map[string]map[string]string{}}
+	m := emptyModel(db)
 	require.NoError(t, m.createTablesFrom(db, renamed))
 	m.attach(db)
 	err = db.Siblings().Put(ctx, "k", "a", []byte("v"), nil)
@@ -37,7 +37,7 @@ func TestModelTablesFromSchemaText(t *testing.T) {
 
 	blobActor := ddl(db.tables)
 	blobActor[0] = strings.Replace(blobActor[0], "actor text", "actor blob", 1)
-	m = &cqlModel{tables: map[string]*modelTable{}, keyspaces: map[string]map[string]string{}}
+	m = emptyModel(db)
 	require.NoError(t, m.createTablesFrom(db, blobActor))
 	require.NoError(t, m.send([]stmt{{cql: db.Siblings().cql(siblingsInsert), args: []any{"k", "a\xff", []byte("v"), int64(1)}, key: "k"}}, gocql.Quorum),
 		"a blob clustering column takes any bytes")
@@ -47,7 +47,7 @@ func TestModelTablesFromSchemaText(t *testing.T) {
 		strings.Replace(ddl(db.tables)[1], "PRIMARY KEY ((partition), key)", "PRIMARY KEY ((partition, key))", 1),
 		"CREATE TABLE x",
 	} {
-		m = &cqlModel{tables: map[string]*modelTable{}, keyspaces: map[string]map[string]string{}}
+		m = emptyModel(db)
 		require.Error(t, m.createTablesFrom(db, []string{bad}), "the model plays no such table: %s", bad)
 	}
 }
@@ -63,7 +63,7 @@ func TestModelRefusesLongTableNames(t *testing.T) {
 	for _, n := range []int{MaxIdentifierLen, MaxIdentifierLen + 1} {
 		name := strings.Repeat("t", n)
 		stmt := strings.Replace(base, `"counterkit_partitions"`, `"`+name+`"`, 1)
-		m := &cqlModel{tables: map[string]*modelTable{}, keyspaces: map[string]map[string]string{}}
+		m := emptyModel(db)
 		err := m.createTablesFrom(db, []string{stmt})
 		if n <= MaxIdentifierLen {
 			require.NoError(t, err, "a name of %d characters", n)

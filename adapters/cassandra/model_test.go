@@ -47,9 +47,11 @@ package cassandra
 //     (localExpirationTime = nowInSeconds + ttl) and is not live from
 //     that second on (AbstractCell.isLive: nowInSec < localDeletionTime):
 //     a read no longer returns it, and scans it as one tombstone. The
-//     node's clock, in whole seconds (truncated), is the clock of the DB
-//     whose request it serves (Options.Now), so a test moves the server's
-//     time with it. An expired cell keeps its timestamp and shadows a
+//     node's clock, in whole seconds (truncated), is its own: the clock
+//     (Options.Now) of the DB the model was made with, whatever the clock
+//     of the DB whose request it serves, so a test moves the server's
+//     time with that clock, and a client whose clock is skewed does not
+//     change what the server decides. An expired cell keeps its timestamp and shadows a
 //     write below it; of two cells with equal timestamps an expiring one
 //     beats one that does not expire, the later expiry beats the earlier
 //     (Cells.reconcile, CASSANDRA-14592), and then the greater value.
@@ -226,16 +228,19 @@ type cqlModel struct {
 	// scanned is how many tombstones the last page read of a table
 	// scanned.
 	scanned int
+	// now is the node's clock: it dates a TTL'd cell's expiry, decides
+	// whether a cell is live, and checks a TTL against 2038.
+	now func() time.Time
 }
 
+// newCQLModel returns a model with db's tables; the node's clock is db's
+// (Options.Now).
 func newCQLModel(db *DB) *cqlModel {
-	m := &cqlModel{tables: map[string]*modelTable{}, keyspaces: map[string]map[string]string{}}
+	m := emptyModel(db)
 	m.createTables(db)
 	return m
 }
 
-// attach routes db's I/O (and so every store db hands out from now on) to
-// the model.
 // tombstones returns how many tombstones a read of partition pk scans, in
 // every table.
 func (m *cqlModel) tombstones(pk string) int {
@@ -250,6 +255,13 @@ func (m *cqlModel) tombstones(pk string) int {
 	return n
 }
 
+// emptyModel returns a model with no table; the node's clock is db's.
+func emptyModel(db *DB) *cqlModel {
+	return &cqlModel{tables: map[string]*modelTable{}, keyspaces: map[string]map[string]string{}, now: db.now}
+}
+
+// attach routes db's I/O (and so every store db hands out from now on) to
+// the model.
 func (m *cqlModel) attach(db *DB) {
 	db.send = func(ctx context.Context, op Op, stmts []stmt) error { return m.driverSend(ctx, db, op, stmts) }
 	db.openPage = func(ctx context.Context, op Op, cql string, args []any, pageSize int, state []byte) rowIter {
@@ -851,7 +863,7 @@ func (m *cqlModel) driverSend(ctx context.Context, db *DB, op Op, stmts []stmt) 
 		if err := travel(ctx); err != nil {
 			return err
 		}
-		if err := m.sendAt(stmts, cons, db.now()); err != nil {
+		if err := m.sendAt(stmts, cons, m.now()); err != nil {
 			return err
 		}
 		return travel(ctx)
@@ -870,7 +882,7 @@ func (m *cqlModel) driverSend(ctx context.Context, db *DB, op Op, stmts []stmt) 
 // built), the batch size (BatchStatement.verifyBatchSize), the replicas
 // (StorageProxy), the mutation size.
 func (m *cqlModel) send(stmts []stmt, cons gocql.Consistency) error {
-	return m.sendAt(stmts, cons, time.Now())
+	return m.sendAt(stmts, cons, m.now())
 }
 
 // sendAt is send with the node's clock at now.
@@ -997,7 +1009,7 @@ func (m *cqlModel) driverPage(ctx context.Context, db *DB, op Op, cql string, ar
 		if err := m.checkTable(cql); err != nil {
 			return err
 		}
-		rows, next, err := m.readAt(op, cql, args, pageSize, state, cons, db.now())
+		rows, next, err := m.readAt(op, cql, args, pageSize, state, cons, m.now())
 		if err != nil {
 			return asFault(err)
 		}
@@ -1019,7 +1031,7 @@ func (m *cqlModel) driverPage(ctx context.Context, db *DB, op Op, cql string, ar
 // (checkReadLevel), the bound values, the partition key
 // (QueryProcessor.validateKey), the replicas.
 func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byte, cons gocql.Consistency) ([][]any, []byte, error) {
-	return m.readAt(op, cql, args, pageSize, state, cons, time.Now())
+	return m.readAt(op, cql, args, pageSize, state, cons, m.now())
 }
 
 // readAt is read with the node's clock at now: a cell expired by then is
@@ -1172,11 +1184,11 @@ func (m *cqlModel) counts() (reads, writes int) {
 }
 
 // siblingRows returns the live rows of key in the siblings table, by
-// actor, as the model holds them at db's clock.
+// actor, as the model holds them at the node's clock.
 func (m *cqlModel) siblingRows(db *DB, key string) map[crdt.ActorID]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := db.now().Unix()
+	now := m.now().Unix()
 	out := map[crdt.ActorID]string{}
 	if p := m.tables[db.tables[tableSiblings]].parts[key]; p != nil {
 		for a, c := range p.cells {

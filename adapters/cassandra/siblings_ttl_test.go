@@ -378,3 +378,46 @@ func TestModelLedgerRecordsExpire(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(5), v)
 }
+
+// TestModelServerClockDecides: the node's clock, not the clock of the
+// client whose request it serves, dates a TTL'd row's expiry and checks
+// the TTL against 2038, as a server's own clock does. A client whose clock
+// is 2037-06 writes a row with a TTL of a year to a 2026 node, which
+// accepts it (the same client clock on a 2037-06 node is refused), and
+// reads it back; a client a day ahead still reads a row with a TTL of a
+// minute, and a client a day behind does not read it once the node's
+// clock has passed its expiry.
+func TestModelServerClockDecides(t *testing.T) {
+	ctx := context.Background()
+	const year = 365 * 24 * time.Hour
+	node := &stepClock{t: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
+	nodeDB, err := newDB(nil, "ks", Options{Now: node.Now})
+	require.NoError(t, err)
+	m := newCQLModel(nodeDB)
+	client := func(skew time.Duration, ttl time.Duration) *Siblings {
+		db, err := newDB(nil, "ks", Options{SiblingsTTL: ttl, Now: func() time.Time { return node.Now().Add(skew) }})
+		require.NoError(t, err)
+		m.attach(db)
+		return db.Siblings()
+	}
+	future := time.Date(2037, 6, 1, 0, 0, 0, 0, time.UTC).Sub(node.Now())
+
+	ahead := client(future, year)
+	require.NoError(t, ahead.Put(ctx, "k2037", "a", []byte("v"), nil), "a 2026 node accepts a TTL of a year")
+	requireRows(t, ahead, "k2037", "v")
+
+	late := &stepClock{t: time.Date(2037, 6, 1, 0, 0, 0, 0, time.UTC)}
+	lateDB, err := newDB(nil, "ks", Options{SiblingsTTL: year, Now: late.Now})
+	require.NoError(t, err)
+	err = newCQLModel(lateDB).siblings(lateDB).Put(ctx, "k2037", "a", []byte("v"), nil)
+	require.ErrorIs(t, err, crdt.ErrMisconfiguredStore, "a 2037-06 node refuses it")
+	require.ErrorContains(t, err, "CASSANDRA-14092")
+
+	dayAhead, dayBehind := client(24*time.Hour, time.Minute), client(-24*time.Hour, time.Minute)
+	require.NoError(t, dayAhead.Put(ctx, "kmin", "a", []byte("m"), nil))
+	requireRows(t, dayAhead, "kmin", "m")
+	requireRows(t, dayBehind, "kmin", "m")
+	node.Add(time.Minute)
+	requireRows(t, dayBehind, "kmin")
+	requireRows(t, dayAhead, "kmin")
+}

@@ -178,11 +178,11 @@ func needSingleReplica(t *testing.T, tg *target, what string) {
 // openModel returns a target on a fresh model with the default tables of
 // keyspace "ks" created.
 func openModel(t testing.TB) *target {
-	db, err := newDB(nil, "ks", Options{})
-	require.NoError(t, err)
 	// The model's clock starts late in a second, as a server's may.
-	start := time.Now().Truncate(time.Second).Add(900 * time.Millisecond)
-	return &target{keyspace: "ks", model: newCQLModel(db), clock: &stepClock{t: start}}
+	clock := &stepClock{t: time.Now().Truncate(time.Second).Add(900 * time.Millisecond)}
+	db, err := newDB(nil, "ks", Options{Now: clock.Now})
+	require.NoError(t, err)
+	return &target{keyspace: "ks", model: newCQLModel(db), clock: clock}
 }
 
 // openCluster returns a target on the suite keyspace of the cluster named
