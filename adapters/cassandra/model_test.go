@@ -648,6 +648,15 @@ const modelTombstoneFail = 100_000
 
 // modelRowOverhead approximates what a row adds to a mutation besides its
 // key and value bytes (timestamps, flags, lengths).
+//
+// The model's batch size (16 bytes per statement plus its []byte bound
+// values, deletes included) is an approximation, not Cassandra's
+// (PartitionUpdate.dataSize counts clustering values and cells: a row
+// delete adds no cell, a range delete nothing). It errs on the side of
+// refusing: a batch of many deletes near the threshold may be refused here
+// and taken by a server. No store sends one: Partitions.Apply keeps a
+// batch over several partitions under store.MaxSpanningBatchBytes (32
+// KiB), and TestIntegrationBatchTooLarge sends puts four times over.
 const modelRowOverhead = 16
 
 // modelNodes is the model cluster's size and replication factor: one node,
