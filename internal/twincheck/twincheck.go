@@ -27,7 +27,8 @@ import (
 type Rules struct {
 	// Roots are top-level identifiers whose use reaches the server, and
 	// Env the environment variable naming it (a string literal of it in a
-	// function reaches the server too).
+	// function reaches the server too, but in a Setenv(Env, "") call,
+	// which makes sure no server is named).
 	Roots []string
 	Env   string
 	// Gates run a body on the twin and on the server; what is passed to a
@@ -123,6 +124,9 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 	refs := func(n ast.Node, inFunc bool) []string {
 		var out []string
 		ast.Inspect(n, func(n ast.Node) bool {
+			if clearsEnv(n) {
+				return false
+			}
 			switch n := n.(type) {
 			case *ast.Ident:
 				out = append(out, n.Name)
@@ -264,6 +268,20 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 	sort.Strings(problems)
 	sort.Strings(gated)
 	return problems, gated
+}
+
+// clearsEnv reports whether n is a call x.Setenv(lit, ""): it names the
+// variable to clear it, which reaches no server.
+func clearsEnv(n ast.Node) bool {
+	c, ok := n.(*ast.CallExpr)
+	if !ok || len(c.Args) != 2 {
+		return false
+	}
+	if s, ok := c.Fun.(*ast.SelectorExpr); !ok || s.Sel.Name != "Setenv" {
+		return false
+	}
+	v, ok := c.Args[1].(*ast.BasicLit)
+	return ok && v.Value == `""`
 }
 
 // kind returns "Test", "Fuzz" or "Benchmark" for a function go test runs

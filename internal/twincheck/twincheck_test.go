@@ -25,6 +25,10 @@ func open(t *testing.T) *conn { return dial(t) }
 func TestOther(t *testing.T) { open(t) }`, []string{"reaches the server without running on the fake: TestOther → open → dial"}},
 		{"the variable", `package p
 func FuzzEnv(f *testing.F) { _ = os.Getenv("DB_ADDR") }`, []string{`reaches the server without running on the fake: FuzzEnv → "DB_ADDR"`}},
+		{"the variable cleared", `package p
+func TestUsage(t *testing.T) { t.Setenv("DB_ADDR", ""); os.Setenv("DB_ADDR", "") }`, nil},
+		{"the variable set", `package p
+func TestSet(t *testing.T) { t.Setenv("DB_ADDR", "127.0.0.1") }`, []string{`reaches the server without running on the fake: TestSet → "DB_ADDR"`}},
 		{"prefix without gate", `package p
 func TestServerAlone(t *testing.T) {}`, []string{"TestServerAlone runs no body through each or benchServer or benchFake"}},
 		{"assert on one side", `package p
