@@ -16,8 +16,9 @@ import (
 	"github.com/counterkit/counterkit/internal/cli"
 )
 
-// These tests run the commands against real servers when their variables
-// are set, as the adapters' own integration suites do:
+// These tests run the commands against the servers' test doubles, and
+// against real servers when their variables are set, as the adapters' own
+// integration suites do:
 //
 //	CASSANDRA_HOSTS=127.0.0.1 go test -race -run Server ./...
 //	RIAK_ADDR=127.0.0.1:8087 RIAK_BUCKET_TYPE=counterkit go test -race -run Server ./...
@@ -43,11 +44,12 @@ func sameAsEmbedded(t *testing.T, spec, dir, typ, key string) {
 	}
 }
 
-func TestCassandraServer(t *testing.T) {
-	hosts := os.Getenv("CASSANDRA_HOSTS")
-	if hosts == "" {
-		t.Skip("CASSANDRA_HOSTS is not set: the Cassandra end-to-end tests need a server (docker compose -f adapters/cassandra/docker-compose.yml up -d; CASSANDRA_HOSTS=127.0.0.1)")
-	}
+// TestCassandraServer: the commands on a Cassandra keyspace print what
+// they print on the embedded store; check cassandra reports the keyspace
+// and tables, and refuses other tables and a missing keyspace.
+func TestCassandraServer(t *testing.T) { eachCassandra(t, cassandraServer) }
+
+func cassandraServer(t *testing.T, hosts string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sess, err := cassandraSession(cli.SplitList(hosts), "", 20*time.Second)
@@ -94,12 +96,12 @@ func TestCassandraServer(t *testing.T) {
 	require.Equal(t, string(want), strings.ReplaceAll(jobsTranscript(t, spec, ""), spec, "embedded:DIR"))
 }
 
-func TestRiakServer(t *testing.T) {
-	addr := os.Getenv("RIAK_ADDR")
-	if addr == "" {
-		t.Skip("RIAK_ADDR is not set: the Riak end-to-end tests need a server (docker compose -f adapters/riak/docker-compose.yml up -d; RIAK_ADDR=127.0.0.1:8087 RIAK_BUCKET_TYPE=counterkit)")
-	}
-	typ := os.Getenv("RIAK_BUCKET_TYPE")
+// TestRiakServer: the commands on a Riak bucket print what they print on
+// the embedded store, in the bucket type the docker-compose file creates
+// and in Riak's default type (refused: no dotted version vectors).
+func TestRiakServer(t *testing.T) { eachRiak(t, riakServer) }
+
+func riakServer(t *testing.T, addr, typ string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cl, err := riak.NewCluster(ctx, 10*time.Second, cli.SplitList(addr)...)
