@@ -13,6 +13,13 @@ package cassandra
 // why, when it is not (needSingleReplica, targets_test.go). Every other
 // test runs at QUORUM and ALL, so its replication factor must not exceed
 // the live nodes (RF 3 on one node: every such request is unavailable).
+//
+// CASSANDRA_HOSTS=double runs the cluster half against cassandratest.Server
+// instead, started for the run: every expectation a server test makes,
+// checked against the wire-protocol double (about two minutes; not in CI,
+// which runs the model half and the double's own tests). The two bodies
+// about tombstone_failure_threshold skip there: the double does not play
+// it.
 
 import (
 	"context"
@@ -28,6 +35,8 @@ import (
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/cassandra/cassandratest"
 )
 
 const skipReason = "CASSANDRA_HOSTS is not set: the integration suite needs a real Cassandra 4.0+ " +
@@ -39,7 +48,10 @@ type cluster struct {
 	// created reports that this run created keyspace (it did not exist
 	// before), so that TestMain may drop it.
 	created bool
-	err     error
+	// double is the wire-protocol double the run started, when
+	// CASSANDRA_HOSTS is "double".
+	double *cassandratest.Server
+	err    error
 }
 
 // dropOnExit returns the keyspace TestMain drops: the suite's keyspace if
@@ -80,7 +92,21 @@ func integration(t testing.TB) (*gocql.Session, string) {
 	if hosts == "" {
 		t.Skip(skipReason)
 	}
-	itOnce.Do(func() { it = connect(strings.Split(hosts, ",")) })
+	itOnce.Do(func() {
+		if hosts != "double" {
+			it = connect(strings.Split(hosts, ","))
+			return
+		}
+		srv, err := cassandratest.NewServer(cassandratest.Options{})
+		if err != nil {
+			it = cluster{err: err}
+			return
+		}
+		// The examples connect by themselves, to CASSANDRA_HOSTS.
+		os.Setenv("CASSANDRA_HOSTS", srv.Addr())
+		it = connect([]string{srv.Addr()})
+		it.double = srv
+	})
 	require.NoError(t, it.err, "connecting to CASSANDRA_HOSTS=%s", hosts)
 	return it.session, it.keyspace
 }

@@ -33,6 +33,9 @@ type target struct {
 	model    *cqlModel
 	// clock is the model's time for bodies that wait (now, sleep).
 	clock *stepClock
+	// double reports that the cluster is the wire-protocol double
+	// (CASSANDRA_HOSTS=double, harness_test.go).
+	double bool
 }
 
 // now is the clock a body that waits gives its DBs and ledgers
@@ -190,7 +193,7 @@ func openModel(t testing.TB) *target {
 func openCluster(t testing.TB) *target {
 	t.Helper()
 	s, ks := integration(t)
-	return &target{session: s, keyspace: ks}
+	return &target{session: s, keyspace: ks, double: it.double != nil}
 }
 
 // targets are where eachTarget runs a body, the model first.
