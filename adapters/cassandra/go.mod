@@ -6,7 +6,6 @@ require (
 	github.com/apache/cassandra-gocql-driver/v2 v2.1.2
 	github.com/counterkit/counterkit v0.1.0
 	github.com/datastax/go-cassandra-native-protocol v0.0.0-20240626123646-2abea740da8d
-	github.com/rs/zerolog v1.34.0
 	github.com/stretchr/testify v1.12.1
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 )
@@ -14,16 +13,12 @@ require (
 require (
 	github.com/axiomhq/hyperloglog v0.3.0 // indirect
 	github.com/dgryski/go-metro v0.0.0-20250106013310-edb8663e5e33 // indirect
-	github.com/golang/snappy v0.0.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/kamstrup/intmap v0.5.2 // indirect
 	github.com/leanovate/gopter v0.2.11 // indirect
-	github.com/mattn/go-colorable v0.1.13 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
-	github.com/pierrec/lz4/v4 v4.1.8 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.12.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 )
 

@@ -52,7 +52,4 @@
 // connection closes, which fails tests run with -race. Compression is not
 // offered. For speed, set gocql's ClusterConfig.WriteCoalesceWaitTime to
 // 0: each request otherwise waits 200µs.
-//
-// The protocol library logs through zerolog's global logger at debug
-// level; NewServer replaces that logger with a disabled one.
 package cassandratest

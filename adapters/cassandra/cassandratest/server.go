@@ -18,8 +18,6 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 	"github.com/datastax/go-cassandra-native-protocol/segment"
-	"github.com/rs/zerolog"
-	"github.com/rs/zerolog/log"
 )
 
 // Options configure a Server. The zero value is ready to use; it is a
@@ -82,11 +80,9 @@ func Start(tb testing.TB, opts Options) *Server {
 	return s
 }
 
-// NewServer starts a Server listening on 127.0.0.1 on a free port. It sets
-// zerolog's global logger (which the protocol library logs through) to a
-// disabled one. The caller must Close it.
+// NewServer starts a Server listening on 127.0.0.1 on a free port. The
+// caller must Close it.
 func NewServer(opts Options) (*Server, error) {
-	log.Logger = zerolog.Nop()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
