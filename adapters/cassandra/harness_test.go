@@ -16,7 +16,7 @@ package cassandra
 //
 // CASSANDRA_HOSTS=double runs the cluster half against cassandratest.Server
 // instead, started for the run: every expectation a server test makes,
-// checked against the wire-protocol double (about two minutes; not in CI,
+// checked against the wire-protocol double (about three minutes; not in CI,
 // which runs the model half and the double's own tests). The two bodies
 // about tombstone_failure_threshold skip there: the double does not play
 // it.
