@@ -269,11 +269,7 @@ func TestRefusals(t *testing.T) {
 // An unknown prepared id is answered Unprepared: the driver prepares the
 // statement again and the request succeeds.
 func TestUnprepared(t *testing.T) {
-	srv := cassandratest.Start(t, cassandratest.Options{})
-	s := session(t, srv, "")
-	keyspaceWithSchema(t, s, "ks", 1)
-	db, err := cassandra.New(s, "ks", cassandra.Options{})
-	require.NoError(t, err)
+	srv, db := openDB(t, cassandratest.Options{}, cassandra.Options{})
 	ctx := context.Background()
 	require.NoError(t, db.Siblings().Put(ctx, "k", "a", []byte("v"), nil))
 	before := srv.Stats().Prepares
@@ -288,11 +284,7 @@ func TestUnprepared(t *testing.T) {
 // reaches their expiry second, and not from then on.
 func TestTTLExpiry(t *testing.T) {
 	clk := &clock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
-	srv := cassandratest.Start(t, cassandratest.Options{Now: clk.Now})
-	s := session(t, srv, "")
-	keyspaceWithSchema(t, s, "ks", 1)
-	db, err := cassandra.New(s, "ks", cassandra.Options{Now: clk.Now, SiblingsTTL: 10 * time.Second})
-	require.NoError(t, err)
+	_, db := openDB(t, cassandratest.Options{Now: clk.Now}, cassandra.Options{Now: clk.Now, SiblingsTTL: 10 * time.Second})
 	ctx := context.Background()
 	require.NoError(t, db.Siblings().Put(ctx, "k", "a", []byte("v"), nil))
 	clk.Add(9*time.Second + 999*time.Millisecond)
@@ -319,11 +311,7 @@ func TestTTLExpiry(t *testing.T) {
 // Scans cross pages of ScanPageSize rows, with deletes (row, range,
 // partition) shadowing what they cover.
 func TestPaging(t *testing.T) {
-	srv := cassandratest.Start(t, cassandratest.Options{})
-	s := session(t, srv, "")
-	keyspaceWithSchema(t, s, "ks", 1)
-	db, err := cassandra.New(s, "ks", cassandra.Options{ScanPageSize: 2})
-	require.NoError(t, err)
+	srv, db := openDB(t, cassandratest.Options{}, cassandra.Options{ScanPageSize: 2})
 	p := db.Partitions()
 	ctx := context.Background()
 	var muts []store.Mutation
@@ -353,11 +341,7 @@ func TestPaging(t *testing.T) {
 // Equal timestamps: the greater value wins, whatever the arrival order;
 // a delete at a row's timestamp removes it.
 func TestTieRule(t *testing.T) {
-	srv := cassandratest.Start(t, cassandratest.Options{})
-	s := session(t, srv, "")
-	keyspaceWithSchema(t, s, "ks", 1)
-	db, err := cassandra.New(s, "ks", cassandra.Options{})
-	require.NoError(t, err)
+	_, db := openDB(t, cassandratest.Options{}, cassandra.Options{})
 	p := db.Partitions()
 	ctx := context.Background()
 	for _, order := range [][]string{{"b", "a"}, {"a", "b"}} {
@@ -379,11 +363,7 @@ func TestTieRule(t *testing.T) {
 // A write whose client timeout expires while the server waits out
 // Options.Latency was applied, and the adapter reports it ambiguous.
 func TestLatencyAmbiguousWrite(t *testing.T) {
-	srv := cassandratest.Start(t, cassandratest.Options{Latency: 200 * time.Millisecond})
-	s := session(t, srv, "")
-	keyspaceWithSchema(t, s, "ks", 1)
-	db, err := cassandra.New(s, "ks", cassandra.Options{})
-	require.NoError(t, err)
+	_, db := openDB(t, cassandratest.Options{Latency: 200 * time.Millisecond}, cassandra.Options{})
 	p := db.Partitions()
 	ctx := context.Background()
 	// Prepared without a deadline first: PREPARE is not delayed, but the
@@ -391,7 +371,7 @@ func TestLatencyAmbiguousWrite(t *testing.T) {
 	require.NoError(t, p.Apply(ctx, []store.Mutation{{Partition: "w", Op: store.OpPut, Key: []byte("a"), Value: []byte("1"), Timestamp: 1}}))
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	err = p.Apply(short, []store.Mutation{{Partition: "w", Op: store.OpPut, Key: []byte("b"), Value: []byte("2"), Timestamp: 1}})
+	err := p.Apply(short, []store.Mutation{{Partition: "w", Op: store.OpPut, Key: []byte("b"), Value: []byte("2"), Timestamp: 1}})
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
 	require.True(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
 	rows, err := p.Snapshot(ctx, "w", 10, store.ReadComplete)

@@ -39,3 +39,16 @@ func keyspaceWithSchema(t testing.TB, s *gocql.Session, ks string, rf int) {
 	require.NoError(t, s.Query(stmt).ExecContext(ctx))
 	require.NoError(t, cassandra.CreateSchema(ctx, s, ks))
 }
+
+// openDB starts a Server with srvOpts, connects to it, creates keyspace
+// "ks" (RF 1) with the adapter's schema, and returns a DB on it with
+// dbOpts.
+func openDB(t testing.TB, srvOpts cassandratest.Options, dbOpts cassandra.Options) (*cassandratest.Server, *cassandra.DB) {
+	t.Helper()
+	srv := cassandratest.Start(t, srvOpts)
+	s := session(t, srv, "")
+	keyspaceWithSchema(t, s, "ks", 1)
+	db, err := cassandra.New(s, "ks", dbOpts)
+	require.NoError(t, err)
+	return srv, db
+}
