@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -101,10 +102,40 @@ func newService(st store.Siblings, cfg config, log *slog.Logger) (*service, erro
 func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
+	if h := s.slashAccount(r); h != nil {
+		h.ServeHTTP(w, r)
+		return
+	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		w = &jsonErrors{ResponseWriter: w, r: r}
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// slashAccount returns the handler of a request for the account whose id
+// is "/" (escaped %2F), with its id set, or nil for any other request.
+// ServeMux does not match such a segment to a {id} wildcard (it takes a
+// segment that decodes to "/" for a trailing slash), so the request is
+// matched with another id in its place.
+func (s *service) slashAccount(r *http.Request) http.Handler {
+	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/accounts/")
+	if !ok || len(rest) < 3 || !strings.EqualFold(rest[:3], "%2F") || (len(rest) > 3 && rest[3] != '/') {
+		return nil
+	}
+	u := *r.URL
+	u.RawPath = "/accounts/-" + rest[3:]
+	u.Path = "/accounts/-" + rest[3:]
+	if p, err := url.PathUnescape(u.RawPath); err == nil {
+		u.Path = p
+	}
+	other := r.WithContext(r.Context())
+	other.URL = &u
+	h, pattern := s.mux.Handler(other)
+	if pattern == "" {
+		return nil
+	}
+	r.SetPathValue("id", "/")
+	return h
 }
 
 // jsonErrors replaces the plain text body of a 404 or 405 with an

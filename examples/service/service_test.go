@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -639,4 +641,59 @@ func TestCommandLine(t *testing.T) {
 			t.Errorf("run %q: %v, log %q; want %v and %q", c.args, err, log.String(), c.want, c.log)
 		}
 	}
+}
+
+// TestEscapedAccountIDs: an account id holding characters a path segment
+// must escape is its own account under its escaped form, "/" included
+// (ServeMux alone answers 404 for a segment of exactly %2F).
+func TestEscapedAccountIDs(t *testing.T) {
+	_, srv := newTestService(t, memory.NewSiblings())
+	ids := []string{"/", "//", "/x", "x/", "a/b", "..", ".", "%", "%2F", "a b", "ü", "?", "#"}
+	for i, id := range ids {
+		p := "/accounts/" + escapeSegment(id)
+		var w writeResponse
+		callJSON(t, srv.URL, "POST", p+"/credit", fmt.Sprintf(`{"txn": "t", "amount": %d}`, i+1), http.StatusOK, &w)
+		if w.Outcome != "applied" {
+			t.Fatalf("credit %q: %+v", id, w)
+		}
+		callJSON(t, srv.URL, "POST", p+"/debit", `{"txn": "d", "amount": 1}`, http.StatusOK, &w)
+	}
+	for i, id := range ids {
+		p := "/accounts/" + escapeSegment(id)
+		var v valueResponse
+		callJSON(t, srv.URL, "GET", p, "", http.StatusOK, &v)
+		if v.Balance != int64(i) {
+			t.Errorf("account %q: balance %d, want %d", id, v.Balance, i)
+		}
+		var h historyResponse
+		callJSON(t, srv.URL, "GET", p+"/history", "", http.StatusOK, &h)
+		if h.Account != id || h.Balance != int64(i) {
+			t.Errorf("history of %q: account %q balance %d, want %d", id, h.Account, h.Balance, i)
+		}
+	}
+	// Paths around them are still the mux's: 404 and 405 in JSON.
+	for _, c := range []struct {
+		method, path string
+		want         int
+	}{
+		{"POST", "/accounts/%2F/nothing", http.StatusNotFound},
+		{"POST", "/accounts/%2Fx/nothing", http.StatusNotFound},
+		{"GET", "/accounts/%2F/credit", http.StatusNotFound},
+		{"DELETE", "/accounts/a%2Fb", http.StatusMethodNotAllowed},
+	} {
+		status, body := call(t, srv.URL, c.method, c.path, "")
+		var e errorResponse
+		if status != c.want || json.Unmarshal(body, &e) != nil || e.Error == "" {
+			t.Errorf("%s %s: %d %s, want %d with a JSON error", c.method, c.path, status, body, c.want)
+		}
+	}
+}
+
+// escapeSegment escapes id as one path segment: url.PathEscape, and "."
+// and ".." escaped whole, which a client would otherwise resolve.
+func escapeSegment(id string) string {
+	if id == "." || id == ".." {
+		return strings.Repeat("%2E", len(id))
+	}
+	return url.PathEscape(id)
 }
