@@ -395,8 +395,8 @@ func TestAdvJudgeGiveUpToAWriterGivingUp(t *testing.T) {
 //   - no ledger kept for an owed record (ledger.go holding, `l.cyc.Pending
 //     || len(l.unindexed) > 0` made `l.cyc.Pending`): L0 held then lost,
 //     landing at 16, its Update's record put refused;
-//   - LandPending running Find once (book.go, `for range 3 {` made `for
-//     range 1 {`): "LandPending succeeded and left a pending write or an
+//   - LandPending running Find once (ledger.go Land, `for range 3 {` made
+//     `for range 1 {`): "LandPending succeeded and left a pending write or an
 //     owed record" (L0 held then lost, landing at 0);
 //   - the watch off (index.go settle, `if v == meet {` made `if false &&
 //     ...`);

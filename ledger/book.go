@@ -184,9 +184,8 @@ func (b *Book) Find(ctx context.Context, key string) (*tpncounter.Counter, error
 	return with(ctx, b, key, "find", func(l *Ledger) (*tpncounter.Counter, error) { return l.Find(ctx) })
 }
 
-// LandPending runs Find on every idle key whose Ledger the Book keeps (see
-// BookStats.Pending), and again, at most three times, while it holds a
-// pending write or owes a record, so that the writes land and the ledgers
+// LandPending runs Ledger.Land on every idle key whose Ledger the Book
+// keeps (see BookStats.Pending), so that the writes land and the ledgers
 // may be dropped. It returns the failed keys' errors, joined; their
 // ledgers stay kept, as do ledgers watching a copy until a read ends it.
 func (b *Book) LandPending(ctx context.Context) error {
@@ -208,7 +207,7 @@ func (b *Book) LandPending(ctx context.Context) error {
 			}
 			break
 		}
-		if err := e.l.land(ctx); err != nil {
+		if err := e.l.Land(ctx); err != nil {
 			errs = append(errs, err)
 		}
 		b.release(e)

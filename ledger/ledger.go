@@ -134,7 +134,9 @@ type Backoff struct {
 // DefaultBackoff is used for the zero fields of Options.Backoff.
 var DefaultBackoff = Backoff{Initial: 10 * time.Millisecond, Max: time.Second}
 
-// Result describes a finished write.
+// Result describes a finished write. With an error, only Landed and
+// Attempts are meaningful: Outcome and Owner are what the call had found
+// before it failed (Applied for a write that was refused).
 type Result struct {
 	// Outcome is what the transaction did: Applied when this call added it
 	// (even if an earlier attempt of it landed), Duplicate or DuplicateFolded
@@ -594,11 +596,11 @@ func (l *Ledger) setWriter(w crdt.ActorID, own ownEntry) {
 }
 
 // Pending reports whether the ledger holds a write not known to have landed
-// (its last Put was ambiguous). The next successful write or Find lands it,
-// and Find also writes owed records, take-outs and copies given up (SPEC.md
-// 6.11), which Pending does not report: call Find on a timer whatever
-// Pending says, or use a Book, whose LandPending writes each ledger that
-// holds any of them. A service that stops calls Find once. Land them
+// (its last Put was ambiguous). The next successful write, Find or Land
+// lands it, and Land also writes owed records, take-outs and copies given
+// up (SPEC.md 6.11), which Pending does not report: call Land on a timer
+// whatever Pending says, or use a Book, whose LandPending lands each ledger
+// that holds any of them. A service that stops calls Land once. Land them
 // well within RetireAfter, say every few seconds (examples/service: every
 // second): a ledger that holds such a write, or answers only duplicates,
 // looks idle to the others, and once another ledger has retired its
@@ -613,8 +615,15 @@ func (l *Ledger) Pending() bool {
 // mustStay reports whether a Book must keep l open when idle (holding).
 func (l *Ledger) mustStay() bool { unwritten, watching := l.holding(); return unwritten || watching }
 
-// land runs Find until l holds nothing unwritten, at most three times.
-func (l *Ledger) land(ctx context.Context) error {
+// Land writes what the ledger holds unwritten: a write in doubt (see
+// Pending), owed records, take-outs and copies given up (SPEC.md 6.11). It
+// runs Find, and again while any of them is left, at most three times in
+// all: one write's read can find more to write, such as a late copy of
+// this ledger's, landed beside a recorded one, to take out. A copy that
+// met another writer's stays watched: if the process stops before the
+// watch ends, the copy counts until another ledger retires this one's
+// entry (SPEC.md 6.11, Limits).
+func (l *Ledger) Land(ctx context.Context) error {
 	for range 3 {
 		if _, err := l.Find(ctx); err != nil {
 			return err
@@ -726,7 +735,10 @@ func (l *Ledger) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resul
 // (crdt.ErrCorruptEncoding, ErrTypeMismatch, ErrUnsupportedVersion,
 // ErrTooLarge); the store's last error after the retries
 // (crdt.ErrAmbiguousWrite: may have landed; crdt.ErrUnavailable: did
-// not); the context's error.
+// not); the context's error. Once the transaction has landed, an error
+// writing its record (the store's or the context's) is
+// crdt.ErrAmbiguousWrite, with the cause in its text but not wrapped, so
+// that it matches no other sentinel (Landed is true: retry the call).
 func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	// The operation starts before its first store call, so that the
 	// store's calls are reported inside it (observe.Start).
@@ -903,6 +915,12 @@ func (o ledgerOps) New() (*tpncounter.Counter, error) { return tpncounter.New(o.
 func (o ledgerOps) Absorb(dst *tpncounter.Counter, sibs [][]byte) (bool, error) {
 	for i, b := range sibs {
 		if err := dst.MergeBinary(b); err != nil {
+			if n, ok := LayoutMarker(b); ok {
+				// SPEC.md 6.12: corrupt to a plain ledger; named, so that
+				// nobody drops it as a damaged sibling.
+				return false, fmt.Errorf("%w: ledger %q: sibling %d of %d is the layout marker of a Sharded account of %d sub-keys: open it with NewSharded",
+					crdt.ErrCorruptEncoding, o.l.key, i+1, len(sibs), n)
+			}
 			return false, fmt.Errorf("ledger %q: sibling %d of %d: %w", o.l.key, i+1, len(sibs), err)
 		}
 	}

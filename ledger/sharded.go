@@ -150,7 +150,8 @@ func (s *Sharded) sub(i int) *Ledger {
 func (s *Sharded) Writer(txn crdt.TxnID) crdt.ActorID { return s.sub(s.route(txn)).Writer() }
 
 // Pending reports whether a sub-ledger holds a write in doubt (see
-// Ledger.Pending); FindAll, or the next write to that sub-key, lands it.
+// Ledger.Pending); Land, FindAll, or the next write to that sub-key, lands
+// it.
 func (s *Sharded) Pending() bool {
 	for i := range s.subs {
 		if l := s.subs[i].Load(); l != nil && l.Pending() {
@@ -490,7 +491,7 @@ func (s *Sharded) layout(ctx context.Context, again bool) (err error) {
 			case !named:
 				return fmt.Errorf("%w: account %q is sharded over %v sub-keys, not %d; the number of shards is fixed for an account's lifetime", crdt.ErrInvalidConfig, s.account, ns, s.n)
 			case !again && largest != s.n:
-				s.land(ctx) // refused, callers go elsewhere: what this n holds in doubt lands first
+				_ = s.Land(ctx) // refused, callers go elsewhere: what this n holds in doubt lands first
 				return fmt.Errorf("%w: account %q was given the layouts %v concurrently; only %d may write or look up transactions, and Value reads for every n", crdt.ErrInvalidConfig, s.account, ns, largest)
 			}
 			s.width = max(largest, s.n)
@@ -531,24 +532,43 @@ func markerActor(actor crdt.ActorID, n int) crdt.ActorID {
 	return actor + "~n" + crdt.ActorID(strconv.Itoa(n))
 }
 
-// land writes what the sub-ledgers hold in doubt (see Ledger.Pending).
-func (s *Sharded) land(ctx context.Context) {
+// Land runs Ledger.Land on every sub-ledger that holds anything unwritten
+// (a write in doubt, an owed record, a take-out: see Ledger.Land) and
+// returns their errors, joined. Call it on a timer, and once when the
+// service stops.
+func (s *Sharded) Land(ctx context.Context) error {
+	var errs []error
 	for i := range s.subs {
 		if l := s.subs[i].Load(); l != nil {
 			if unwritten, _ := l.holding(); unwritten {
-				l.land(ctx) // the refusal that follows is the caller's error
+				if err := l.Land(ctx); err != nil {
+					errs = append(errs, fmt.Errorf("sub-key %d: %w", i, err))
+				}
 			}
 		}
 	}
+	return errors.Join(errs...)
+}
+
+// LayoutMarker reports whether a value stored under a key is the layout
+// marker of a Sharded account (SPEC.md 6.12) and, if so, its number of
+// sub-keys. A plain Ledger refuses the marker as crdt.ErrCorruptEncoding;
+// a tool that repairs plain ledger keys must leave it alone.
+func LayoutMarker(value []byte) (shards int, ok bool) {
+	t, ok := strings.CutPrefix(string(value), shardedMarkerPrefix)
+	n, err := strconv.Atoi(t)
+	if !ok || err != nil || n < 1 || n > MaxShards || strconv.Itoa(n) != t {
+		return 0, false
+	}
+	return n, true
 }
 
 // checkMarkers returns the n the account key's siblings name, or refuses.
 func (s *Sharded) checkMarkers(vals [][]byte) ([]int, error) {
 	var ns []int
 	for _, v := range vals {
-		t, ok := strings.CutPrefix(string(v), shardedMarkerPrefix)
-		n, err := strconv.Atoi(t)
-		if !ok || err != nil || n < 1 || n > MaxShards || strconv.Itoa(n) != t {
+		n, ok := LayoutMarker(v)
+		if !ok {
 			return nil, fmt.Errorf("%w: account %q holds something other than a sharded ledger's layout (a plain ledger?); it cannot be sharded", crdt.ErrInvalidConfig, s.account)
 		}
 		if !slices.Contains(ns, n) {

@@ -563,6 +563,12 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 			if err != nil {
 				return "", err
 			}
+			for _, v := range values {
+				if n, ok := ledger.LayoutMarker(v); ok {
+					return "", fmt.Errorf("%w: %q holds the layout marker of a Sharded ledger of %d sub-keys, which no plain ledger writes: run find ledger on its sub-keys, %s/0 to %s/%d (nothing written)",
+						crdt.ErrInvalidConfig, key, n, key, key, n-1)
+				}
+			}
 			drop := &corruptSiblings{Siblings: b.siblings, key: key, counter: opts.Counter}
 			var st store.Siblings = b.siblings
 			if *dropCorrupt {

@@ -126,3 +126,39 @@ func TestFindLedgerDropCorruptReportsEachOnce(t *testing.T) {
 	t.Logf("siblings: %d, corrupt: %d; reported: %q", len(all), corrupt, drop.last())
 	require.Len(t, drop.last(), corrupt, "the job reports as many dropped siblings as there were")
 }
+
+// find ledger on the account key of a Sharded ledger finds its layout
+// marker, which a plain ledger reads as corrupt: it refuses, with or
+// without -drop-corrupt, and writes nothing, so that the account stays
+// readable; its sub-keys are plain ledger keys.
+func TestFindLedgerKeepsALayoutMarker(t *testing.T) {
+	dir := t.TempDir()
+	emb := "embedded:" + dir
+	withSiblings(t, dir, func(ctx context.Context, sib store.Siblings) {
+		s, err := ledger.NewSharded(sib, "hot", 2, ledger.Options{Actor: "a"})
+		require.NoError(t, err)
+		for _, x := range []crdt.TxnID{"t1", "t2", "t3"} {
+			_, err := s.Credit(ctx, x, 5)
+			require.NoError(t, err)
+		}
+	})
+	for _, drop := range []bool{false, true} {
+		args := []string{"find", "ledger", "-store", emb, "-progress", "0"}
+		if drop {
+			args = append(args, "-drop-corrupt")
+		}
+		code, out, errOut := runCmd(t, "", append(args, "hot")...)
+		require.Equal(t, 1, code, out+errOut)
+		require.Contains(t, errOut, "crdt.ErrInvalidConfig")
+		require.Contains(t, errOut, `"hot" holds the layout marker of a Sharded ledger of 2 sub-keys`)
+	}
+	code, out, errOut := runCmd(t, "", "find", "ledger", "-store", emb, "-progress", "0", "-drop-corrupt", "hot/0")
+	require.Equal(t, 0, code, out+errOut)
+	withSiblings(t, dir, func(ctx context.Context, sib store.Siblings) {
+		s, err := ledger.NewSharded(sib, "hot", 2, ledger.Options{Actor: "b"})
+		require.NoError(t, err)
+		v, err := s.Value(ctx)
+		require.NoError(t, err)
+		require.EqualValues(t, 15, v)
+	})
+}
