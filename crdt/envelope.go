@@ -26,5 +26,8 @@ const EnvelopeLen = 3
 
 // DefaultMaxEncodedSize is the largest input any decoder accepts unless a
 // type documents a different bound: 16 MiB. A length prefix inside the input
-// can never make a decoder allocate more than the input's own size.
+// sizes no allocation beyond the elements the input's remaining bytes can
+// hold: an input whose header claims more than it holds fails having
+// allocated at most 16 bytes per input byte plus 64 KiB
+// (TestDecodeAllocation).
 const DefaultMaxEncodedSize = 16 << 20

@@ -172,7 +172,7 @@ func (c *Counter) add(actor crdt.ActorID, n int64, tag uint32) {
 // CheckMerge returns Merge(other)'s error without changing c, for types
 // that merge several Counters all or none.
 func (c *Counter) CheckMerge(other *Counter) error {
-	_, err := c.checkMerge(other)
+	_, err := c.orEmpty().checkMerge(other)
 	return err
 }
 
@@ -308,6 +308,7 @@ func (c *Counter) sorted() []entry {
 
 // Clone returns a deep copy.
 func (c *Counter) Clone() *Counter {
+	c = c.orEmpty()
 	out := &Counter{total: c.total}
 	if len(c.entries) > 0 {
 		out.entries = slices.Clone(c.entries)

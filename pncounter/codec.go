@@ -85,7 +85,8 @@ func (c *Counter) bodySize() int {
 // gcounter.MaxMergedActors actors, no trailing bytes; version 2 at most MaxRows rows
 // with the encoder's shared lengths and a positive count each, version 1
 // positive counts. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
-// ErrTypeMismatch or ErrUnsupportedVersion and leave c unchanged.
+// ErrTypeMismatch or ErrUnsupportedVersion and leave c unchanged. It
+// allocates at most 16 bytes per input byte (TestDecodeAllocation).
 func (c *Counter) UnmarshalBinary(data []byte) error {
 	d, version, err := wire.NewDecoder(data, crdt.TagPNCounter, FormatVersion, MaxEncodedSize)
 	if err != nil {

@@ -213,10 +213,10 @@ func (c *Counter) Get(actor crdt.ActorID) int64 {
 }
 
 // P returns a copy of the increments half.
-func (c *Counter) P() *gcounter.Counter { return c.p.Clone() }
+func (c *Counter) P() *gcounter.Counter { return c.orEmpty().p.Clone() }
 
 // N returns a copy of the decrements half.
-func (c *Counter) N() *gcounter.Counter { return c.n.Clone() }
+func (c *Counter) N() *gcounter.Counter { return c.orEmpty().n.Clone() }
 
 // Actors returns every actor that has incremented or decremented, sorted by
 // byte order without duplicates.
@@ -229,6 +229,7 @@ func (c *Counter) Actors() []crdt.ActorID {
 
 // Clone returns a deep copy.
 func (c *Counter) Clone() *Counter {
+	c = c.orEmpty()
 	return &Counter{p: *c.p.Clone(), n: *c.n.Clone()}
 }
 

@@ -53,7 +53,9 @@ func uuidTicks(t time.Time) uint64 {
 
 // New returns a fresh version 1 UUID whose timestamp is t (to 100ns
 // precision) and whose clock sequence and node are random, so two calls
-// with the same t give different IDs.
+// with the same t give different IDs. A t outside what the timestamp holds
+// (before 1582-10-15, or past its 60 bits, in the year 5236) is clamped to
+// the nearest end.
 func New(t time.Time) ID {
 	var tail [8]byte
 	if _, err := rand.Read(tail[:]); err != nil {

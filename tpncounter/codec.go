@@ -24,19 +24,23 @@ import (
 // in a half (whatever Options.MaxActors), or MaxEntriesPerActor transactions in an
 // entry; and with crdt.ErrCorruptEncoding (an *InvariantError for the
 // invariants) anything no writer produces. Decoding allocates at most 7
-// bytes per input byte plus 280 per actor and 64 per shared transaction
-// (TestDecodeMemory).
+// bytes per input byte plus 280 per actor, 64 per shared transaction and
+// 256 KiB for one entry's lists (TestDecodeMemory, TestDecodeAllocation).
 const FormatVersion = 4
 
 // MarshalBinary returns the deterministic encoding of g (tag
 // crdt.TagTGCounter). Encodings above crdt.DefaultMaxEncodedSize are
 // refused (crdt.ErrTooLarge), so every stored state decodes again.
 func (g *GCounter) MarshalBinary() ([]byte, error) {
+	if g == nil {
+		g = new(GCounter)
+	}
 	return marshal(crdt.TagTGCounter, g)
 }
 
 // MarshalBinary is GCounter.MarshalBinary for a Counter (tag crdt.TagTPNCounter).
 func (c *Counter) MarshalBinary() ([]byte, error) {
+	c = c.orEmpty()
 	return marshal(crdt.TagTPNCounter, &c.p, &c.n)
 }
 
@@ -786,6 +790,10 @@ func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err er
 	return out, isUUID, amt, nil
 }
 
+// minTxnSize is the smallest encoded transaction: fixarray, a fixstr
+// header (with at least one byte of id when ids are checked) and a fixint.
+const minTxnSize = 3
+
 // txns reads both lists of a live entry (after fields) into l, at most
 // MaxEntriesPerActor transactions in all, each id checked against those
 // before it when seen is set.
@@ -798,9 +806,12 @@ func (r *bodyReader) txns(l *txnList, seen *idSet) error {
 		if m, err = d.ArrayLen(MaxEntriesPerActor - nh); err != nil {
 			return err
 		}
-		l.items = slices.Grow(l.items, m)
+		// Sized for the transactions the remaining bytes can hold, not the
+		// header: the decode fails before reading more.
+		fit := min(m, d.Remaining()/minTxnSize)
+		l.items = slices.Grow(l.items, fit)
 		if seen != nil {
-			seen.reset(nh+m, l, nh)
+			seen.reset(nh+fit, l, nh)
 		}
 		for j := 0; j < m; j++ {
 			at := len(l.ids)
@@ -859,7 +870,7 @@ func skimTxns(data []byte, at int, l *txnList) int {
 			return 0
 		}
 		at += k
-		l.items = slices.Grow(l.items, m)
+		l.items = slices.Grow(l.items, min(m, (len(data)-at)/minTxnSize))
 		for range m {
 			b := data[at:]
 			if len(b) < 4 || b[0] != 0x92 || b[1]&0xe0 != 0xa0 {

@@ -82,8 +82,18 @@ func New(opts Options) (*Counter, error) {
 	return c, nil
 }
 
+// orEmpty returns c, or a new empty Counter with the default options for
+// a nil c, so that read-only methods answer on nil as on an empty state.
+func (c *Counter) orEmpty() *Counter {
+	if c != nil {
+		return c
+	}
+	e, _ := New(Options{}) // the default options are valid
+	return e
+}
+
 // Options returns the counter's options with defaults filled in.
-func (c *Counter) Options() Options { return c.p.Options() }
+func (c *Counter) Options() Options { return c.orEmpty().p.Options() }
 
 // Value returns P − N, an id in both halves counted once, by its owner's
 // copy. Merged states may leave int64 (SPEC.md 6.6): Value then returns
@@ -124,10 +134,10 @@ func value(p, n *GCounter, cross map[crdt.TxnID]struct{}) exact.Int128 {
 }
 
 // Positive returns a copy of the credit half.
-func (c *Counter) Positive() *GCounter { return c.p.Clone() }
+func (c *Counter) Positive() *GCounter { return c.orEmpty().p.Clone() }
 
 // Negative returns a copy of the debit half (amounts are magnitudes).
-func (c *Counter) Negative() *GCounter { return c.n.Clone() }
+func (c *Counter) Negative() *GCounter { return c.orEmpty().n.Clone() }
 
 // HasTransaction reports whether either half's histories hold txn, in O(1).
 func (c *Counter) HasTransaction(txn crdt.TxnID) bool {
@@ -324,6 +334,7 @@ func (c *Counter) Merge(other *Counter) error {
 
 // Clone returns a deep copy.
 func (c *Counter) Clone() *Counter {
+	c = c.orEmpty()
 	n := &Counter{p: *c.p.Clone(), n: *c.n.Clone(), cross: maps.Clone(c.cross)}
 	n.link()
 	return n

@@ -146,6 +146,9 @@ func (g *GCounter) reset() {
 
 // Options returns the counter's options with defaults filled in.
 func (g *GCounter) Options() Options {
+	if g == nil {
+		g = new(GCounter)
+	}
 	g.init()
 	return g.o
 }
@@ -469,6 +472,9 @@ func (e *entry) checkSeq() error {
 
 // Clone returns a deep copy.
 func (g *GCounter) Clone() *GCounter {
+	if g == nil {
+		g = new(GCounter)
+	}
 	g.init()
 	c := &GCounter{o: g.o, ready: true, val: g.val, base: g.base, horizon: g.horizon, horizonStale: g.horizonStale, nretired: g.nretired, sized: g.sized, grown: g.grown,
 		entries: make(map[crdt.ActorID]*entry, len(g.entries)),

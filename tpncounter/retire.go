@@ -52,6 +52,7 @@ func (g *GCounter) Retire(actor crdt.ActorID) (bool, error) {
 
 // Seqs returns actor's seq in each half (credits, debits; 0 for none).
 func (c *Counter) Seqs(actor crdt.ActorID) (seqs [2]uint64) {
+	c = c.orEmpty()
 	c.link()
 	for h, g := range [2]*GCounter{&c.p, &c.n} {
 		if e := g.peek(actor); e != nil {
@@ -163,6 +164,7 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, late map[crdt.
 // numbers), in no particular order: what a replica watches to tell an
 // actor that has stopped writing (see Retire).
 func (c *Counter) LiveActors() iter.Seq2[crdt.ActorID, uint64] {
+	c = c.orEmpty()
 	return func(yield func(crdt.ActorID, uint64) bool) {
 		c.link()
 		for h, g := range [2]*GCounter{&c.p, &c.n} {
@@ -182,6 +184,7 @@ func (c *Counter) LiveActors() iter.Seq2[crdt.ActorID, uint64] {
 // none): every change raises it, so a ledger compares it to tell whether a
 // state includes a given write of the actor.
 func (c *Counter) Version(actor crdt.ActorID) uint64 {
+	c = c.orEmpty()
 	c.link()
 	v, _, _ := c.lookup(string(actor))
 	return v
@@ -209,6 +212,7 @@ func (c *Counter) lookup(actor string) (v uint64, live, ok bool) {
 // compaction drops or unfolds (SPEC.md 6.4); empty and free unless two
 // actors hold one transaction.
 func (c *Counter) Ceded(actor crdt.ActorID) map[crdt.TxnID]Copy {
+	c = c.orEmpty()
 	c.link()
 	var out map[crdt.TxnID]Copy
 	for _, g := range [2]*GCounter{&c.p, &c.n} {
@@ -238,6 +242,7 @@ func (c *Counter) Ceded(actor crdt.ActorID) map[crdt.TxnID]Copy {
 // Transactions yields actor's live transactions with signed amounts (debits
 // negative): what retiring the actor would forget.
 func (c *Counter) Transactions(actor crdt.ActorID) iter.Seq2[crdt.TxnID, int64] {
+	c = c.orEmpty()
 	return func(yield func(crdt.TxnID, int64) bool) {
 		c.link()
 		for i, g := range [2]*GCounter{&c.p, &c.n} {
