@@ -56,10 +56,14 @@ type Options struct {
 	// now − Window. Default 5 minutes.
 	Window time.Duration
 	// FutureSkew is the clock-skew allowance: Add refuses ids more than
-	// this far ahead. Default 5 seconds.
+	// this far ahead. The clocks of every process writing or merging an
+	// account must agree within FutureSkew of each other (not each within
+	// it of true time: SPEC.md 9.3, timing assumptions; in Transactions, a
+	// retry is answered from its record only by a call whose clock is
+	// within FutureSkew of the merge's, SPEC.md 9.4). Default 5 seconds.
 	FutureSkew time.Duration
-	// SafetyMargin bounds write latency plus twice the clock skew. Default
-	// 30 seconds; it must exceed 2·FutureSkew.
+	// SafetyMargin bounds write latency plus twice FutureSkew. Default 30
+	// seconds; it must exceed 2·FutureSkew.
 	SafetyMargin time.Duration
 	// MaxMerge is how long a merge may run before it must abort instead of
 	// writing its sum row. Default 10 seconds.
