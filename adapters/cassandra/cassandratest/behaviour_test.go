@@ -433,3 +433,70 @@ func TestUnsupported(t *testing.T) {
 	var inv *gocql.RequestErrInvalid
 	require.ErrorAs(t, b.ExecContext(ctx), &inv)
 }
+
+// Statements outside the adapter's that Cassandra 4.0 refuses, or
+// accepts, are refused or accepted alike: a replication map naming a data
+// center the node is not in, or none; counter writes at ANY or a serial
+// level, in a LOGGED batch or beside other statements (an UNLOGGED batch
+// of counters is accepted); DELETE with a TTL (its grammar takes USING
+// TIMESTAMP only); and a null TTL, which writes with none.
+func TestCassandraRules(t *testing.T) {
+	srv := cassandratest.Start(t, cassandratest.Options{})
+	s := session(t, srv, "")
+	ctx := context.Background()
+	config := func(cql, want string) {
+		t.Helper()
+		var e *gocql.RequestErrConfig
+		require.ErrorAs(t, s.Query(cql).ExecContext(ctx), &e, cql)
+		require.Contains(t, e.Message(), want, cql)
+	}
+	config(`CREATE KEYSPACE nts1 WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '1'}`, "Unrecognized strategy option {dc1}")
+	config(`CREATE KEYSPACE nts2 WITH replication = {'class': 'NetworkTopologyStrategy'}`, "Configuration for at least one datacenter must be present")
+	require.NoError(t, s.Query(`CREATE KEYSPACE nts WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': '1'}`).ExecContext(ctx))
+
+	keyspaceWithSchema(t, s, "ks", 1)
+	require.NoError(t, s.Query(`CREATE TABLE "ks"."c" (k text PRIMARY KEY, n counter)`).ExecContext(ctx))
+	incr := `UPDATE "ks"."c" SET n = n + 1 WHERE k = ?`
+	for cl, want := range map[gocql.Consistency]string{
+		gocql.Any:    "Consistency level ANY is not yet supported for counter table c",
+		gocql.Serial: "Counter operations are inherently non-serializable",
+	} {
+		require.Equal(t, want, invalidMessage(t, s.Query(incr, "a").Consistency(cl).ExecContext(ctx)))
+	}
+	put := `INSERT INTO "ks"."counterkit_siblings" (key, actor, value) VALUES (?, ?, ?)`
+	for _, c := range []struct {
+		typ  gocql.BatchType
+		cql  []string
+		want string
+	}{
+		{gocql.LoggedBatch, []string{incr}, "Cannot include a counter statement in a logged batch"},
+		{gocql.UnloggedBatch, []string{incr, put}, "Counter and non-counter mutations cannot exist in the same batch"},
+		{gocql.CounterBatch, []string{incr, put}, "Cannot include non-counter statement in a counter batch"},
+	} {
+		b := s.Batch(c.typ)
+		for _, q := range c.cql {
+			if q == incr {
+				b.Query(q, "b")
+			} else {
+				b.Query(q, "k", "a", []byte("v"))
+			}
+		}
+		require.Equal(t, c.want, invalidMessage(t, b.ExecContext(ctx)), c.want)
+	}
+	b := s.Batch(gocql.UnloggedBatch)
+	b.Query(incr, "a")
+	b.Query(incr, "b")
+	require.NoError(t, b.ExecContext(ctx), "an UNLOGGED batch of counters")
+	var n int64
+	require.NoError(t, s.Query(`SELECT n FROM "ks"."c" WHERE k = ?`, "a").ScanContext(ctx, &n))
+	require.Equal(t, int64(1), n, "only the accepted batch counted")
+
+	var syn *gocql.RequestErrSyntax
+	require.ErrorAs(t, s.Query(`DELETE FROM "ks"."counterkit_siblings" USING TTL 5 WHERE key = ?`, "k").ExecContext(ctx), &syn)
+	require.Contains(t, syn.Message(), "mismatched input 'TTL' expecting K_TIMESTAMP")
+
+	require.NoError(t, s.Query(put+` USING TTL ?`, "k", "a", []byte("v"), nil).ExecContext(ctx), "a null TTL")
+	var ttl *int
+	require.NoError(t, s.Query(`SELECT TTL(value) FROM "ks"."counterkit_siblings" WHERE key = ?`, "k").ScanContext(ctx, &ttl))
+	require.Nil(t, ttl, "written with no TTL")
+}

@@ -565,8 +565,15 @@ func (p *parser) deleteStmt() (any, error) {
 	if s.table, err = p.tableRef(); err != nil {
 		return nil, err
 	}
-	if s.ts, _, err = p.using(); err != nil {
-		return nil, err
+	if p.kw("using") { // Cassandra's grammar: USING TIMESTAMP only
+		if at := p.peek(); !p.kw("timestamp") {
+			return nil, syntaxErr(at, "K_TIMESTAMP")
+		}
+		t, err := p.term()
+		if err != nil {
+			return nil, err
+		}
+		s.ts = &t
 	}
 	s.where, err = p.where()
 	return s, err

@@ -10,7 +10,8 @@
 // It plays the statements the adapter and the tools send, with the rules
 // the adapter's model states (adapters/cassandra/model_test.go):
 //
-//   - CREATE KEYSPACE (SimpleStrategy or NetworkTopologyStrategy), CREATE
+//   - CREATE KEYSPACE (SimpleStrategy, or NetworkTopologyStrategy naming
+//     the node's data center, datacenter1), CREATE
 //     TABLE with one partition key column, at most one clustering column
 //     and columns of type text, varchar, blob, bigint, int, boolean or
 //     counter; DROP KEYSPACE, DROP TABLE, USE;
@@ -34,7 +35,8 @@
 // its error codes and messages: "unconfigured table", "Key may not be
 // empty", "Key length of N is longer than maximum of 65535", "String
 // didn't validate.", "Invalid null value in condition for column c", TTL
-// limits, "Batch too large" (a batch over several partitions above 50
+// limits (a null TTL is none), counters' consistency levels and batch
+// types, "Batch too large" (a batch over several partitions above 50
 // KiB), a write failure for a partition's mutation above 16 MiB, and
 // Unavailable for a level needing more replicas than the one node holds
 // at the keyspace's replication factor.

@@ -20,6 +20,7 @@ import (
 const (
 	maxKeyLen      = 65535         // FBUtilities.MAX_UNSIGNED_SHORT
 	maxTTL         = 630720000     // Attributes.MAX_TTL, 20 years
+	dataCenter     = "datacenter1" // the node's, as system.local names it
 	maxExpiration  = math.MaxInt32 // the last localExpirationTime 4.0 stores
 	batchFailBytes = 50 << 10      // batch_size_fail_threshold_in_kb
 	maxMutation    = 16 << 20      // max_mutation_size (half the commit log segment)
@@ -567,8 +568,7 @@ func (s *Server) buildWrite(p *prepared, b binding, defaultTS, now int64) (*muta
 		switch {
 		case err != nil:
 			return nil, err
-		case null:
-			return nil, invalid("Invalid null value of TTL")
+		case null: // Cassandra 4.0: a null TTL is none
 		case !unset && len(v) == 4:
 			n := int64(int32Of(v))
 			switch {
@@ -683,13 +683,40 @@ func checkReplicas(cl primitive.ConsistencyLevel, rf int) message.Error {
 	return nil
 }
 
+// counterRules refuses, as Cassandra 4.0 does, a batch that mixes counter
+// and other statements or holds counters in a LOGGED batch, and a
+// counter write at ANY or a serial level.
+func counterRules(muts []*mutation, cl primitive.ConsistencyLevel, batch *primitive.BatchType) message.Message {
+	var counters, others int
+	var name string
+	for _, m := range muts {
+		if m.counter {
+			counters, name = counters+1, m.tbl.name
+		} else {
+			others++
+		}
+	}
+	switch {
+	case batch != nil && *batch == primitive.BatchTypeCounter && others > 0:
+		return invalid("Cannot include non-counter statement in a counter batch")
+	case batch != nil && *batch == primitive.BatchTypeLogged && counters > 0:
+		return invalid("Cannot include a counter statement in a logged batch")
+	case counters > 0 && others > 0:
+		return invalid("Counter and non-counter mutations cannot exist in the same batch")
+	case counters > 0 && cl == primitive.ConsistencyLevelAny:
+		return invalid("Consistency level ANY is not yet supported for counter table %s", name)
+	case counters > 0 && (cl == primitive.ConsistencyLevelSerial || cl == primitive.ConsistencyLevelLocalSerial):
+		return invalid("Counter operations are inherently non-serializable")
+	case batch == nil && (cl == primitive.ConsistencyLevelSerial || cl == primitive.ConsistencyLevelLocalSerial):
+		return invalid("You must use conditional updates for serializable writes")
+	}
+	return nil
+}
+
 // write runs statements as one request: one statement, or a batch
 // (batch: its type). Checks run in Cassandra 4.0's order and nothing is
 // applied unless all pass.
 func (s *Server) write(stmts []*prepared, binds []binding, cl primitive.ConsistencyLevel, defaultTS *int64, batch *primitive.BatchType) message.Message {
-	if batch == nil && (cl == primitive.ConsistencyLevelSerial || cl == primitive.ConsistencyLevelLocalSerial) {
-		return invalid("You must use conditional updates for serializable writes")
-	}
 	nowT := s.now()
 	ts := nowT.UnixMicro()
 	if defaultTS != nil {
@@ -701,15 +728,10 @@ func (s *Server) write(stmts []*prepared, binds []binding, cl primitive.Consiste
 		if err != nil {
 			return err
 		}
-		if batch != nil {
-			switch {
-			case m.counter && *batch != primitive.BatchTypeCounter:
-				return invalid("Cannot include a counter statement in a logged batch")
-			case !m.counter && *batch == primitive.BatchTypeCounter:
-				return invalid("Cannot include non-counter statement in a counter batch")
-			}
-		}
 		muts = append(muts, m)
+	}
+	if err := counterRules(muts, cl, batch); err != nil {
+		return err
 	}
 	type pkey struct {
 		t  *table
@@ -1000,6 +1022,22 @@ func replication(opts map[string]string) (map[string]string, message.Error) {
 			}
 		}
 	case "org.apache.cassandra.locator.NetworkTopologyStrategy":
+		dcs := 0
+		for k, v := range out {
+			switch {
+			case k == "class":
+			case k != dataCenter:
+				return nil, &message.ConfigError{ErrorMessage: fmt.Sprintf("Unrecognized strategy option {%s} passed to NetworkTopologyStrategy for keyspace", k)}
+			default:
+				if n, err := strconv.Atoi(v); err != nil || n < 0 {
+					return nil, &message.ConfigError{ErrorMessage: fmt.Sprintf("Replication factor must be non-negative integer; found %s", v)}
+				}
+				dcs++
+			}
+		}
+		if dcs == 0 {
+			return nil, &message.ConfigError{ErrorMessage: "Configuration for at least one datacenter must be present"}
+		}
 	default:
 		return nil, &message.ConfigError{ErrorMessage: fmt.Sprintf("Unable to find replication strategy class '%s'", opts["class"])}
 	}

@@ -84,7 +84,7 @@ func localRows(s *Server) []map[string][]byte {
 	ip := []byte{127, 0, 0, 1}
 	return []map[string][]byte{{
 		"key": []byte("local"), "bootstrapped": []byte("COMPLETED"), "broadcast_address": ip, "cluster_name": []byte("cassandratest"),
-		"cql_version": []byte("3.4.5"), "data_center": []byte("datacenter1"), "host_id": s.hostID[:], "listen_address": ip,
+		"cql_version": []byte("3.4.5"), "data_center": []byte(dataCenter), "host_id": s.hostID[:], "listen_address": ip,
 		"native_port": put32(uint32(s.port)), "native_protocol_version": []byte("5"),
 		"partitioner": []byte("org.apache.cassandra.dht.Murmur3Partitioner"), "rack": []byte("rack1"),
 		"release_version": []byte(releaseVersion), "rpc_address": ip, "rpc_port": put32(uint32(s.port)),
