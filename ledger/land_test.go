@@ -73,7 +73,7 @@ func TestLandAfterALateCopy(t *testing.T) {
 				require.NoError(t, err)
 			}
 			require.NoError(t, st.DeliverAll()) // A's writes land late
-			require.NoError(t, a.Land(ctx))    // A's service stops
+			require.NoError(t, a.Land(ctx))     // A's service stops
 			require.NoError(t, b.Land(ctx))
 			v, err := b.Value(ctx)
 			require.NoError(t, err)
