@@ -396,3 +396,20 @@ func TestIdxSkipsStaleEntries(t *testing.T) {
 		}
 	}
 }
+
+// An Apply refused because the value is already past int64 and would move
+// further names the exact value, not its clamp.
+func TestOverflowErrorNamesTheExactValue(t *testing.T) {
+	a, err := New(Options{})
+	require.NoError(t, err)
+	b, err := New(Options{})
+	require.NoError(t, err)
+	_, err = a.Apply("a", "t1", math.MaxInt64)
+	require.NoError(t, err)
+	_, err = b.Apply("b", "t2", 5)
+	require.NoError(t, err)
+	require.NoError(t, a.Merge(b)) // writers that did not see each other
+	_, err = a.Apply("a", "t3", 1)
+	require.ErrorIs(t, err, crdt.ErrOverflow)
+	require.ErrorContains(t, err, "adding 1 to 9223372036854775812")
+}

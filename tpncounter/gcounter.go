@@ -819,7 +819,7 @@ func (g *GCounter) checkSum(actor crdt.ActorID, mag, signed int64) error {
 		v = value(p, n, g.cross)
 	}
 	if next := v; !fits(add(&next, signed)) && (fits(v) || (v.Clamp() > 0) == (signed > 0)) {
-		return fmt.Errorf("%w: adding %d to %d", crdt.ErrOverflow, signed, v.Clamp())
+		return fmt.Errorf("%w: adding %d to %s", crdt.ErrOverflow, signed, v.Big())
 	}
 	if w := g.val; g.solo() && fits(add(&w, mag)) {
 		return nil // each item counted once: actor's sum is at most the half's value
