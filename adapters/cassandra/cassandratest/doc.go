@@ -31,7 +31,10 @@
 // Cells reconcile by timestamp (at equal timestamps: a deletion, then an
 // expiring cell, the later expiry, the greater value); a deletion at t
 // shadows writes at t or below; a TTL counts from the node's second
-// (Options.Now). Requests are refused as Cassandra 4.0 refuses them, with
+// (Options.Now). A batch is applied at once, under one lock, so a reader
+// never sees part of it; Cassandra isolates a batch only within each
+// partition, so code that reads several partitions must not count on it.
+// Requests are refused as Cassandra 4.0 refuses them, with
 // its error codes and messages: "unconfigured table", "Key may not be
 // empty", "Key length of N is longer than maximum of 65535", "String
 // didn't validate.", "Invalid null value in condition for column c", TTL
