@@ -275,6 +275,10 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 	if err != nil {
 		return err
 	}
+	// Stores list siblings in orders of their own (Riak by value, the
+	// embedded store by write): listed in byte order, the output is the
+	// same on every store.
+	values = slices.SortedFunc(slices.Values(values), bytes.Compare)
 	for i, v := range values {
 		d, err := Describe(v, o)
 		if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -161,4 +162,34 @@ func TestFindLedgerKeepsALayoutMarker(t *testing.T) {
 		require.NoError(t, err)
 		require.EqualValues(t, 15, v)
 	})
+}
+
+// get lists siblings in byte order, so that its output is the same on
+// every store whatever order the store keeps them in (Riak sorts them by
+// value, the embedded store by write).
+func TestGetListsSiblingsInByteOrder(t *testing.T) {
+	ctx := context.Background()
+	var states [][]byte
+	for _, actor := range []crdt.ActorID{"a", "b"} {
+		st := memory.NewSiblings()
+		l, err := ledger.New(st, "acct", ledger.Options{Actor: actor})
+		require.NoError(t, err)
+		_, err = l.Credit(ctx, crdt.TxnID("t-"+actor), 5)
+		require.NoError(t, err)
+		vals, _, err := st.Fetch(ctx, "acct")
+		require.NoError(t, err)
+		states = append(states, vals[0])
+	}
+	var outs []GetResult
+	for _, order := range [][]int{{0, 1}, {1, 0}} {
+		st := memory.NewSiblings()
+		for _, i := range order {
+			require.NoError(t, st.Put(ctx, "acct", crdt.ActorID(fmt.Sprint("w", i)), states[i], nil))
+		}
+		var res GetResult
+		require.NoError(t, getSiblings(ctx, st, "acct", "ledger", decodeOpts{}, &res))
+		outs = append(outs, res)
+	}
+	require.Equal(t, outs[0], outs[1])
+	require.Len(t, outs[0].Siblings, 2)
 }

@@ -1,6 +1,7 @@
 package riaktest
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"time"
@@ -127,6 +128,10 @@ func apply(old *object, ctx VClock, content *rpbkv.RpbContent, p writeProps, coo
 		}
 	}
 	next.sibs = append(next.sibs, sibling{dot: dot, content: c})
+	// Riak keeps siblings sorted by value (riak_object:compare/2, then by
+	// metadata, which the write order stands in for): a fetch lists them
+	// in that order, not in the order they were written.
+	slices.SortStableFunc(next.sibs, func(a, b sibling) int { return bytes.Compare(a.content.Value, b.content.Value) })
 	return next
 }
 
