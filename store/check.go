@@ -37,9 +37,11 @@ const (
 )
 
 // CheckMutations reports whether muts is a batch every backend must accept,
-// so that backends refuse bad batches alike and before writing anything.
-// Errors wrap crdt.ErrInvalidKey, crdt.ErrInvalidAmount or crdt.ErrTooLarge
-// and name the mutation.
+// so that backends refuse bad batches alike and before writing anything. A
+// mutation carries only its op's fields (Mutation): a Key on a partition
+// delete, an End on anything but a range delete or a Value on a delete is
+// refused. Errors wrap crdt.ErrInvalidKey, crdt.ErrInvalidAmount or
+// crdt.ErrTooLarge and name the mutation.
 func CheckMutations(muts []Mutation) error {
 	if len(muts) > MaxBatch {
 		return fmt.Errorf("store: batch of %d mutations (max %d): %w", len(muts), MaxBatch, crdt.ErrTooLarge)
@@ -123,6 +125,10 @@ func (m Mutation) check() error {
 	switch {
 	case m.Op < OpPut || m.Op > OpDeletePartition:
 		return fmt.Errorf("unknown op %d: %w", m.Op, crdt.ErrInvalidAmount)
+	case m.Op == OpDeletePartition && m.Key != nil:
+		return fmt.Errorf("a %s carries a row key: %w", m.Op, crdt.ErrInvalidKey)
+	case m.Op != OpDeleteRange && m.End != nil:
+		return fmt.Errorf("a %s carries an end key (OpDeleteRange only): %w", m.Op, crdt.ErrInvalidKey)
 	case m.Op == OpPut:
 		return checkValue(m.Value)
 	case m.Op == OpDeleteRange && m.End != nil && string(m.End) <= string(m.Key):

@@ -46,3 +46,31 @@ func TestCheckPut(t *testing.T) {
 		}
 	}
 }
+
+// A mutation carries only its op's fields: CheckMutations refuses the
+// others (a partition delete with a row key deleted the whole partition,
+// an end on a put or a row delete was ignored) and accepts each op's own.
+func TestCheckMutationsFields(t *testing.T) {
+	k, e, v := []byte("k"), []byte("z"), []byte("v")
+	for _, c := range []struct {
+		m    store.Mutation
+		want error
+	}{
+		{store.Mutation{Op: store.OpPut, Key: k, Value: v}, nil},
+		{store.Mutation{Op: store.OpDelete, Key: k}, nil},
+		{store.Mutation{Op: store.OpDeleteRange, Key: k, End: e}, nil},
+		{store.Mutation{Op: store.OpDeleteRange}, nil},
+		{store.Mutation{Op: store.OpDeletePartition}, nil},
+		{store.Mutation{Op: store.OpDeletePartition, Key: k}, crdt.ErrInvalidKey},
+		{store.Mutation{Op: store.OpDeletePartition, End: e}, crdt.ErrInvalidKey},
+		{store.Mutation{Op: store.OpPut, Key: k, End: e, Value: v}, crdt.ErrInvalidKey},
+		{store.Mutation{Op: store.OpDelete, Key: k, End: e}, crdt.ErrInvalidKey},
+		{store.Mutation{Op: store.OpDelete, Key: k, Value: v}, crdt.ErrInvalidAmount},
+	} {
+		c.m.Partition, c.m.Timestamp = "p", 1
+		err := store.CheckMutations([]store.Mutation{c.m})
+		if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
+			t.Errorf("%+v: %v, want %v", c.m, err, c.want)
+		}
+	}
+}
