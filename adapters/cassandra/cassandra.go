@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -152,8 +153,9 @@ func ttlSeconds(d time.Duration) (int, error) {
 }
 
 // CheckConsistency reports whether the per-operation levels in levels
-// (missing entries use DefaultConsistency) keep the adapter's guarantees:
-// no ANY, SERIAL or LOCAL_SERIAL; OpPartitionReadComplete at ALL; and each
+// (missing entries, and gocql.Any, the zero Consistency, use
+// DefaultConsistency) keep the adapter's guarantees: no SERIAL or
+// LOCAL_SERIAL; OpPartitionReadComplete at ALL; and each
 // read overlapping the writes it depends on (OpSiblingsFetch with
 // OpSiblingsPut, OpPartitionRead with OpPartitionApply). Two levels
 // overlap when either is ALL, or both are in {QUORUM, EACH_QUORUM}, or
@@ -230,10 +232,15 @@ func overlaps(r, w gocql.Consistency) bool {
 // another level on one; a level set where it did not probe is not applied
 // to a statement of a DB with the policy as Options.RetryPolicy.
 // *gocql.DowngradingConsistencyRetryPolicy is refused as such: it does
-// both. A nil policy is fine. The error wraps crdt.ErrInvalidConfig.
+// both. A nil policy is fine; a typed nil (a nil *gocql.SimpleRetryPolicy)
+// is refused. The error wraps crdt.ErrInvalidConfig.
 func CheckRetryPolicy(p gocql.RetryPolicy) error {
 	if p == nil {
 		return nil
+	}
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		// A typed nil is not the nil interface: the driver would call it.
+		return fmt.Errorf("%w: retry policy is a nil %T (leave Options.RetryPolicy nil for the default)", crdt.ErrInvalidConfig, p)
 	}
 	if _, ok := p.(*gocql.DowngradingConsistencyRetryPolicy); ok {
 		return fmt.Errorf("%w: gocql.DowngradingConsistencyRetryPolicy ignores write timeouts and lowers consistency levels", crdt.ErrInvalidConfig)

@@ -117,6 +117,12 @@ func TestRetryPolicyChecked(t *testing.T) {
 
 	_, err := newDB(nil, "ks", Options{RetryPolicy: down})
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	// A typed nil is no nil policy: the driver would call it and panic.
+	for _, p := range []gocql.RetryPolicy{(*gocql.SimpleRetryPolicy)(nil), (*gocql.ExponentialBackoffRetryPolicy)(nil)} {
+		require.ErrorIs(t, CheckRetryPolicy(p), crdt.ErrInvalidConfig)
+		_, err = newDB(nil, "ks", Options{RetryPolicy: p})
+		require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	}
 	db, err := newDB(nil, "ks", Options{RetryPolicy: &gocql.SimpleRetryPolicy{NumRetries: 1}})
 	require.NoError(t, err)
 	require.NotNil(t, db.retry)

@@ -54,7 +54,9 @@ func ddl(tables map[string]string) []string {
 // CreateKeyspaceStatement returns a CREATE KEYSPACE IF NOT EXISTS statement
 // with SimpleStrategy and the given replication factor. It is meant for
 // tests and single-DC development clusters; production keyspaces usually
-// want NetworkTopologyStrategy and are created by operators.
+// want NetworkTopologyStrategy and are created by operators. A keyspace
+// that is not a valid identifier (CheckIdentifier), or a replication
+// factor outside 1..100, is refused (crdt.ErrInvalidConfig).
 func CreateKeyspaceStatement(keyspace string, replicationFactor int) (string, error) {
 	if err := CheckIdentifier(keyspace); err != nil {
 		return "", err
@@ -71,6 +73,9 @@ func CreateKeyspaceStatement(keyspace string, replicationFactor int) (string, er
 // run it from one process at a time, at deploy time: concurrent CREATE
 // TABLE IF NOT EXISTS statements on different coordinators can each create
 // the table, with different table ids (a schema conflict in Cassandra 4.0).
+// Its errors are crdt.ErrAmbiguousWrite (a context done before a statement
+// is sent included, wrapping the context's error: a statement may have been
+// applied before), but for invalid input; running it again is safe.
 func CreateSchema(ctx context.Context, session *gocql.Session, keyspace string) error {
 	stmts, err := Schema(keyspace, "")
 	if err != nil {

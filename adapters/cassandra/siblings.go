@@ -36,7 +36,9 @@ type siblingRow struct {
 // exactly those versions, meets the contract. It is not a
 // store.SiblingDeleter: a bare delete could leave tombstones above a
 // restarted process's clock. Put refuses, writing nothing, what
-// store.CheckPut refuses and a malformed token. A Siblings is safe for
+// store.CheckPut refuses and a malformed token, or one from a Fetch of
+// another key or table (crdt.ErrCorruptEncoding): its rows, named by
+// actor and write time, would be deleted there. A Siblings is safe for
 // concurrent use; one actor must still apply its own updates serially.
 //
 // On a DB with Options.SiblingsTTL, every row Put writes expires TTL
@@ -139,7 +141,7 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 	if err != nil {
 		return nil, nil, fmt.Errorf("cassandra: siblings fetch %q: %w", truncate(key, 40), err)
 	}
-	return sibs, tok, nil
+	return sibs, seal(tok, s.db.tables[tableSiblings], key), nil
 }
 
 // putStmts validates a Put and builds its statements: the writer's INSERT
@@ -148,7 +150,11 @@ func (s *Siblings) putStmts(key string, actor crdt.ActorID, value []byte, token 
 	if err := store.CheckPut(key, actor, value); err != nil {
 		return nil, err
 	}
-	entries, err := decodeToken(token)
+	enc, err := unseal(token, s.db.tables[tableSiblings], key)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := decodeToken(enc)
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,7 @@ func TestSiblingsPutStatements(t *testing.T) {
 	far := int64(math.MaxInt64 / 2) // a row written by a clock far ahead
 	tok, err := encodeToken([]tokenEntry{{"c", far}, {"a", 5}, {"b", 7}})
 	require.NoError(t, err)
+	tok = seal(tok, db.tables[tableSiblings], "k")
 	st, err = s.putStmts("k", "b", v, tok)
 	require.NoError(t, err)
 	require.Len(t, st, 3, "the insert and one delete per other actor in the token")
@@ -62,6 +63,9 @@ func TestSiblingsPutStatements(t *testing.T) {
 	require.False(t, batchlogged(st), "a put is single-partition")
 
 	top, err := encodeToken([]tokenEntry{{"a", math.MaxInt64}})
+	require.NoError(t, err)
+	top = seal(top, db.tables[tableSiblings], "k")
+	other, err := newDB(nil, "shop", Options{TablePrefix: "other_"})
 	require.NoError(t, err)
 	for _, c := range []struct {
 		name  string
@@ -79,6 +83,12 @@ func TestSiblingsPutStatements(t *testing.T) {
 		{"oversized value", "k", "a", make([]byte, MaxValueSize+1), nil, crdt.ErrTooLarge},
 		{"bad token", "k", "a", v, store.Token{1, 2, 3}, crdt.ErrCorruptEncoding},
 		{"token at the last timestamp", "k", "b", v, top, crdt.ErrCorruptEncoding},
+		// A token names rows by (actor, write time) only: one of another
+		// key or table would delete rows there that no Fetch returned.
+		{"token of another key", "k2", "b", v, tok, crdt.ErrCorruptEncoding},
+		{"token of another table", "k", "b", v, seal(tok[:len(tok)-bindingLen], other.tables[tableSiblings], "k"), crdt.ErrCorruptEncoding},
+		{"token without its binding", "k", "b", v, tok[:len(tok)-bindingLen], crdt.ErrCorruptEncoding},
+		{"binding alone", "k", "b", v, tok[len(tok)-bindingLen:], crdt.ErrCorruptEncoding},
 	} {
 		_, err := s.putStmts(c.key, c.actor, c.value, c.token)
 		require.ErrorIs(t, err, c.want, c.name)

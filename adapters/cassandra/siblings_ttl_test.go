@@ -82,7 +82,7 @@ func TestSiblingsTTLOption(t *testing.T) {
 	require.NoError(t, err)
 	tok, err := encodeToken([]tokenEntry{{actor: "b", ts: 5}})
 	require.NoError(t, err)
-	stmts, err := db.Siblings().putStmts("k", "a", []byte("v"), tok)
+	stmts, err := db.Siblings().putStmts("k", "a", []byte("v"), seal(tok, db.tables[tableSiblings], "k"))
 	require.NoError(t, err)
 	require.Len(t, stmts, 2)
 	require.Equal(t, `DELETE FROM "ks"."counterkit_siblings" USING TIMESTAMP ? WHERE key = ? AND actor = ?`, stmts[1].cql)

@@ -1,8 +1,11 @@
 package cassandra
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"sort"
 
@@ -19,7 +22,8 @@ const tokenTag = "cassandra.ledger_token"
 
 // TokenFormatVersion is the token format written by Siblings.Fetch.
 //
-// Layout (msgpack, inside counterkit's envelope [tag, version, body]):
+// Layout (msgpack, inside counterkit's envelope [tag, version, body],
+// followed by the 8 bytes that bind it to its table and key: bindingLen):
 //
 //	body: [ [actor: str, writetime: uint]... ]   sorted by actor, strictly ascending
 //
@@ -32,7 +36,48 @@ const TokenFormatVersion = 1
 
 // MaxTokenSize bounds an encoded token: MaxSiblings entries of the longest
 // actor id and timestamp, plus the envelope.
-const MaxTokenSize = 64 + MaxSiblings*(crdt.MaxIDLen+16)
+const MaxTokenSize = 64 + MaxSiblings*(crdt.MaxIDLen+16) + bindingLen
+
+// bindingLen is the length of the binding a Fetch appends to a token's
+// encoding: the FNV-64a hash of the siblings table's quoted name, a zero
+// byte and the key, big-endian. Put refuses a token whose binding is not
+// its own table's and key's: the rows a token names are (actor, write
+// time) pairs, which a Put of another key or table would delete there.
+const bindingLen = 8
+
+// binding is the binding of tokens of key in table.
+func binding(table, key string) [bindingLen]byte {
+	h := fnv.New64a()
+	h.Write([]byte(table))
+	h.Write([]byte{0})
+	h.Write([]byte(key))
+	var b [bindingLen]byte
+	binary.BigEndian.PutUint64(b[:], h.Sum64())
+	return b
+}
+
+// seal appends the binding of key in table to an encoded token.
+func seal(tok []byte, table, key string) []byte {
+	b := binding(table, key)
+	return append(tok, b[:]...)
+}
+
+// unseal returns the encoding of a token sealed for key in table: nil for
+// an empty token, an error wrapping crdt.ErrCorruptEncoding for one too
+// short or sealed for another table or key.
+func unseal(tok []byte, table, key string) ([]byte, error) {
+	if len(tok) == 0 {
+		return nil, nil
+	}
+	if len(tok) <= bindingLen {
+		return nil, fmt.Errorf("%w: token of %d bytes", crdt.ErrCorruptEncoding, len(tok))
+	}
+	at := len(tok) - bindingLen
+	if b := binding(table, key); !bytes.Equal(tok[at:], b[:]) {
+		return nil, fmt.Errorf("%w: the token is from a Fetch of another key or table", crdt.ErrCorruptEncoding)
+	}
+	return tok[:at], nil
+}
 
 // tokenEntry names one row version a Fetch saw.
 type tokenEntry struct {
