@@ -379,7 +379,11 @@ type DB struct {
 // (CheckRetryPolicy; the session's own policy is not visible to it) and
 // Options.SiblingsTTL; errors
 // wrap crdt.ErrInvalidIdentifier or crdt.ErrInvalidConfig. It sends no
-// statement.
+// statement, so it does not see a table of another shape (made by hand;
+// CreateSchema's IF NOT EXISTS keeps one): a siblings table keyed on key
+// alone keeps one value per key and loses siblings. Run `counterkit check
+// cassandra` against a keyspace whose tables you did not create with
+// CreateSchema.
 func New(session *gocql.Session, keyspace string, opts Options) (*DB, error) {
 	if session == nil {
 		return nil, fmt.Errorf("%w: nil session", crdt.ErrInvalidConfig)

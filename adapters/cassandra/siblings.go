@@ -128,6 +128,9 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 	var maxTS int64
 	for _, r := range rows {
 		if len(r.value) > 0 { // a row without a value is not a sibling
+			if err := checkRow(r); err != nil {
+				return nil, nil, fmt.Errorf("cassandra: siblings fetch %q: %w", truncate(key, 40), err)
+			}
 			sibs = append(sibs, r.value)
 			entries = append(entries, tokenEntry{actor: r.actor, ts: r.ts})
 			maxTS = max(maxTS, r.ts)
@@ -142,6 +145,18 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 		return nil, nil, fmt.Errorf("cassandra: siblings fetch %q: %w", truncate(key, 40), err)
 	}
 	return sibs, seal(tok, s.db.tables[tableSiblings], key), nil
+}
+
+// checkRow refuses (crdt.ErrCorruptEncoding) a row no Put of this adapter
+// writes: an invalid actor id, or a WRITETIME outside 1 µs .. maxWriteTime.
+func checkRow(r siblingRow) error {
+	if err := r.actor.Validate(); err != nil {
+		return fmt.Errorf("%w: a row no writer makes: %v", crdt.ErrCorruptEncoding, err)
+	}
+	if r.ts < 1 || r.ts > maxWriteTime {
+		return fmt.Errorf("%w: the row of actor %q has write time %d µs, outside 1970 to 9999", crdt.ErrCorruptEncoding, r.actor, r.ts)
+	}
+	return nil
 }
 
 // putStmts validates a Put and builds its statements: the writer's INSERT

@@ -48,7 +48,7 @@ func TestSiblingsPutStatements(t *testing.T) {
 	require.Equal(t, []any{key, "b", v}, st[0].args[:3], "keys are bound, never formatted")
 	ts1 := st[0].args[3].(int64)
 
-	far := int64(math.MaxInt64 / 2) // a row written by a clock far ahead
+	far := maxWriteTime // a row written by a clock far ahead
 	tok, err := encodeToken([]tokenEntry{{"c", far}, {"a", 5}, {"b", 7}})
 	require.NoError(t, err)
 	tok = seal(tok, db.tables[tableSiblings], "k")
@@ -347,10 +347,22 @@ func TestSiblingsFetchIsOnePage(t *testing.T) {
 	require.NotErrorIs(t, err, crdt.ErrTooLarge)
 
 	// A Fetch raises the clock above every WRITETIME it read.
-	fakePages(db, &fakeIter{rows: [][]any{{"z", []byte{1}, int64(math.MaxInt64 / 4)}}})
+	fakePages(db, &fakeIter{rows: [][]any{{"z", []byte{1}, maxWriteTime}}})
 	_, _, err = db.Siblings().Fetch(ctx, "k")
 	require.NoError(t, err)
-	require.Greater(t, db.clock.next(0), int64(math.MaxInt64/4))
+	require.Greater(t, db.clock.next(0), maxWriteTime)
+
+	// A row no writer makes is corrupt, and lifts no clock: a WRITETIME
+	// past the year 9999 (at the end of the range, it would make two
+	// writes of the DB tie), or an invalid actor.
+	fresh, err := newDB(nil, "ks", Options{})
+	require.NoError(t, err)
+	for _, r := range [][]any{{"z", []byte{1}, maxWriteTime + 1}, {"z", []byte{1}, int64(math.MaxInt64)}, {"", []byte{1}, int64(5)}, {"a\x00", []byte{1}, int64(5)}, {"z", []byte{1}, int64(0)}} {
+		fakePages(fresh, &fakeIter{rows: [][]any{{"a", []byte{1}, int64(7)}, r}})
+		_, _, err = fresh.Siblings().Fetch(ctx, "k")
+		require.ErrorIs(t, err, crdt.ErrCorruptEncoding, "%v", r)
+		require.Less(t, fresh.clock.next(0), maxWriteTime, "%v", r)
+	}
 
 	require.True(t, strings.HasPrefix(db.Siblings().cql(siblingsSelect), "SELECT actor, value, WRITETIME(value)"))
 }

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"sort"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/wire"
@@ -78,6 +78,13 @@ func unseal(tok []byte, table, key string) ([]byte, error) {
 	}
 	return tok[:at], nil
 }
+
+// maxWriteTime is the latest WRITETIME a sibling row may carry, the start
+// of the year 10000 in µs: Fetch refuses a row written later, and a token
+// naming one, as corrupt (no writer's clock is there), so that no foreign
+// row can lift the DB's clock to the end of the range, where two writes
+// would tie.
+var maxWriteTime = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
 
 // tokenEntry names one row version a Fetch saw.
 type tokenEntry struct {
@@ -155,7 +162,7 @@ func decodeToken(b []byte) (_ []tokenEntry, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if ts < 1 || ts > math.MaxInt64 {
+		if ts < 1 || ts > uint64(maxWriteTime) {
 			return nil, fmt.Errorf("%w: token: write timestamp %d of actor %q", crdt.ErrCorruptEncoding, ts, a)
 		}
 		if i > 0 && out[i-1].actor >= a {

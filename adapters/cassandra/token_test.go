@@ -26,7 +26,7 @@ var tokenCases = []struct {
 	entries []tokenEntry
 }{
 	{"one row", []tokenEntry{{"a", 1}}},
-	{"unsorted input", []tokenEntry{{"zoë", 1_700_000_000_123_456}, {"actor-1", 42}, {"Z", math.MaxInt64}}},
+	{"unsorted input", []tokenEntry{{"zoë", 1_700_000_000_123_456}, {"actor-1", 42}, {"Z", maxWriteTime}}},
 	{"unicode and long ids", []tokenEntry{{"日本-🦀", 7}, {crdt.ActorID(strings.Repeat("x", crdt.MaxIDLen)), 1 << 40}}},
 }
 
@@ -170,7 +170,7 @@ func TestTokenIsMsgpack(t *testing.T) {
 	// Every header size the encoder has: a 16-entry body (array16), a
 	// 40-byte actor (str8) and each integer width.
 	var entries []tokenEntry
-	for i, ts := range []int64{1, 0x7f, 0x80, 0xff, 0x100, 0xffff, 0x10000, 0xffffffff, 0x100000000, math.MaxInt64, 2, 3, 4, 5, 6, 7} {
+	for i, ts := range []int64{1, 0x7f, 0x80, 0xff, 0x100, 0xffff, 0x10000, 0xffffffff, 0x100000000, maxWriteTime, 2, 3, 4, 5, 6, 7} {
 		entries = append(entries, tokenEntry{crdt.ActorID(fmt.Sprintf("%02d-%s", i, strings.Repeat("x", 38))), ts})
 	}
 	b, err := encodeToken(entries)
