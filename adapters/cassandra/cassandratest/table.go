@@ -176,17 +176,23 @@ func (p *partition) shadowed(k string, ts int64) bool {
 	return slices.ContainsFunc(p.ranges, func(r rng) bool { return r.ts >= ts && r.holds(k) })
 }
 
-// put writes c into column col of row k.
-func (p *partition) put(k, col string, c cell) {
-	if p.shadowed(k, c.ts) {
-		return
-	}
+// row returns row k, made empty if absent.
+func (p *partition) row(k string) *row {
 	r := p.rows[k]
 	if r == nil {
 		r = &row{cells: map[string]cell{}}
 		p.rows[k] = r
 		p.keys = nil
 	}
+	return r
+}
+
+// put writes c into column col of row k.
+func (p *partition) put(k, col string, c cell) {
+	if p.shadowed(k, c.ts) {
+		return
+	}
+	r := p.row(k)
 	if old, ok := r.cells[col]; ok && old.wins(c) {
 		return
 	}
@@ -198,12 +204,7 @@ func (p *partition) add(k, col string, delta, ts int64) {
 	if p.shadowed(k, ts) {
 		return
 	}
-	r := p.rows[k]
-	if r == nil {
-		r = &row{cells: map[string]cell{}}
-		p.rows[k] = r
-		p.keys = nil
-	}
+	r := p.row(k)
 	old := r.cells[col]
 	sum := delta
 	if old.v != nil {
