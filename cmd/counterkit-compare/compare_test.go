@@ -25,6 +25,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/counterkit/counterkit/adapters/cassandra"
+	"github.com/counterkit/counterkit/adapters/cassandra/cassandratest"
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/cli"
@@ -454,7 +455,7 @@ func TestCompareBadKeyspaceNeedsNoServer(t *testing.T) {
 // printed, not asserted. It runs on the Cassandra test double (where requests
 // can outlast the 3 ms timeout too) and on the cluster named by
 // CASSANDRA_HOSTS when it is set.
-func TestCompareCassandraServer(t *testing.T) { eachCassandra(t, compareCassandraServer) }
+func TestCompareCassandraServer(t *testing.T) { cassandratest.Each(t, compareCassandraServer) }
 
 func compareCassandraServer(t *testing.T, hosts string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -5,7 +5,7 @@ package main
 // once asked for a row per type while compare had left balance out by
 // default). This file checks, from the package's test sources, that every
 // test reaching a real Cassandra (naming CASSANDRA_HOSTS, or calling what
-// does) does so through eachCassandra, which runs the same body on the
+// does) does so through cassandratest.Each, which runs the same body on the
 // Cassandra test double in CI.
 
 import (
@@ -16,7 +16,7 @@ import (
 	"github.com/counterkit/counterkit/internal/twincheck"
 )
 
-var cassandraTwins = twincheck.Rules{Env: "CASSANDRA_HOSTS", Gates: []string{"eachCassandra"}, Prefixes: []string{"TestCompareCassandra"}, Twin: "Cassandra double"}
+var cassandraTwins = twincheck.Rules{Env: "CASSANDRA_HOSTS", Gates: []string{"Each"}, Prefixes: []string{"TestCompareCassandra"}, Twin: "Cassandra double"}
 
 // TestServerTestsHaveDoubleTwins: the server tests run their bodies on the
 // double too, and a test that reads CASSANDRA_HOSTS itself is named.
@@ -29,6 +29,6 @@ func TestServerTestsHaveDoubleTwins(t *testing.T) {
 func TestCompareCassandraAlone(t *testing.T) { _ = os.Getenv("CASSANDRA_HOSTS") }`)
 	require.ElementsMatch(t, []string{
 		"reaches the server without running on the Cassandra double: TestCompareCassandraAlone → \"CASSANDRA_HOSTS\"",
-		"TestCompareCassandraAlone runs no body through eachCassandra",
+		"TestCompareCassandraAlone runs no body through Each",
 	}, problems)
 }

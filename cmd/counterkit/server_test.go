@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/adapters/cassandra"
+	"github.com/counterkit/counterkit/adapters/cassandra/cassandratest"
 	"github.com/counterkit/counterkit/adapters/riak"
 	"github.com/counterkit/counterkit/internal/cli"
 )
@@ -47,7 +48,7 @@ func sameAsEmbedded(t *testing.T, spec, dir, typ, key string) {
 // TestCassandraServer: the commands on a Cassandra keyspace print what
 // they print on the embedded store; check cassandra reports the keyspace
 // and tables, and refuses other tables and a missing keyspace.
-func TestCassandraServer(t *testing.T) { eachCassandra(t, cassandraServer) }
+func TestCassandraServer(t *testing.T) { cassandratest.Each(t, cassandraServer) }
 
 func cassandraServer(t *testing.T, hosts string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

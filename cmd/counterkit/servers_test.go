@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/adapters/cassandra/cassandratest"
 	"github.com/counterkit/counterkit/adapters/riak/riaktest"
 )
 
@@ -29,21 +28,5 @@ func eachRiak(t *testing.T, body func(t *testing.T, addr, typ string)) {
 			t.Skip("RIAK_ADDR is not set: the Riak end-to-end tests need a server (docker compose -f adapters/riak/docker-compose.yml up -d; RIAK_ADDR=127.0.0.1:8087 RIAK_BUCKET_TYPE=counterkit)")
 		}
 		body(t, addr, os.Getenv("RIAK_BUCKET_TYPE"))
-	})
-}
-
-// eachCassandra runs body against the Cassandra test double, so that CI
-// checks every expectation body makes, and, when CASSANDRA_HOSTS is set,
-// against that cluster.
-func eachCassandra(t *testing.T, body func(t *testing.T, hosts string)) {
-	t.Run("double", func(t *testing.T) {
-		body(t, cassandratest.Start(t, cassandratest.Options{}).Addr())
-	})
-	t.Run("cassandra", func(t *testing.T) {
-		hosts := os.Getenv("CASSANDRA_HOSTS")
-		if hosts == "" {
-			t.Skip("CASSANDRA_HOSTS is not set: the Cassandra end-to-end tests need a server (docker compose -f adapters/cassandra/docker-compose.yml up -d; CASSANDRA_HOSTS=127.0.0.1)")
-		}
-		body(t, hosts)
 	})
 }

@@ -4,7 +4,7 @@ package main
 // expectations can drift from the code unseen. This file checks, from the
 // package's test sources, that every test reaching a real Riak or
 // Cassandra (a test naming RIAK_ADDR or CASSANDRA_HOSTS, or calling what
-// does) does so through eachRiak or eachCassandra, which run the same body
+// does) does so through eachRiak or cassandratest.Each, which run the same body
 // on the servers' test doubles in CI.
 
 import (
@@ -18,7 +18,7 @@ import (
 
 var serverTwins = []twincheck.Rules{
 	{Env: "RIAK_ADDR", Gates: []string{"eachRiak"}, Prefixes: []string{"TestRiakServer"}, Twin: "Riak double"},
-	{Env: "CASSANDRA_HOSTS", Gates: []string{"eachCassandra"}, Prefixes: []string{"TestCassandraServer"}, Twin: "Cassandra double"},
+	{Env: "CASSANDRA_HOSTS", Gates: []string{"Each"}, Prefixes: []string{"TestCassandraServer"}, Twin: "Cassandra double"},
 }
 
 // TestServerTestsHaveDoubleTwins: every test that can reach a real server
@@ -48,6 +48,6 @@ func TestCassandraServerHelper(t *testing.T) { _ = cassandraHostsFromEnv() }`
 		"reaches the server without running on the Riak double: TestRiakServerAlone → \"RIAK_ADDR\"",
 		"TestRiakServerAlone runs no body through eachRiak",
 		"reaches the server without running on the Cassandra double: TestCassandraServerHelper → cassandraHostsFromEnv → \"CASSANDRA_HOSTS\"",
-		"TestCassandraServerHelper runs no body through eachCassandra",
+		"TestCassandraServerHelper runs no body through Each",
 	}, all)
 }
