@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,9 @@ func bucketRequest(ctx context.Context, cl *riakc.Cluster, bucketType, bucket st
 	if err != nil {
 		return nil, st, err
 	}
+	if cl == nil {
+		return nil, st, fmt.Errorf("%w: nil cluster", crdt.ErrInvalidConfig)
+	}
 	cmd, err := execute(ctx, cl, st, request{op: "bucket props", write: write, build: func() (riakc.Command, error) { return build(st) }})
 	return cmd, st, err
 }
@@ -38,7 +42,8 @@ func bucketRequest(ctx context.Context, cl *riakc.Cluster, bucketType, bucket st
 // means "default". It cannot turn on dotted version vectors (see
 // ErrDefaultBucketType): in production create a bucket type once per
 // cluster instead (README.md, "Bucket type and properties"), which needs no
-// ConfigureBucket.
+// ConfigureBucket. Invalid names and a nil cluster are refused as by
+// CheckBucket; other errors are as Put's.
 func ConfigureBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket string) error {
 	_, _, err := bucketRequest(ctx, cl, bucketType, bucket, true, func(st settings) (riakc.Command, error) {
 		return riakc.NewStoreBucketPropsCommandBuilder().WithBucketType(st.bucketType).WithBucket(st.bucket).
@@ -55,7 +60,8 @@ func ConfigureBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket 
 // n_val (Riak refuses every request it applies to). Otherwise, for bucketType "" or "default", the error wraps
 // ErrDefaultBucketType. dvv_enabled is not among the properties Riak
 // returns, so a type created with dvv_enabled=false cannot be detected: do
-// not create one. Other failures wrap crdt.ErrUnavailable.
+// not create one. Invalid names wrap crdt.ErrInvalidIdentifier, a nil
+// cluster crdt.ErrInvalidConfig, and other failures crdt.ErrUnavailable.
 func CheckBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket string) error {
 	cmd, st, err := bucketRequest(ctx, cl, bucketType, bucket, false, func(st settings) (riakc.Command, error) {
 		return riakc.NewFetchBucketPropsCommandBuilder().WithBucketType(st.bucketType).WithBucket(st.bucket).Build()
@@ -115,10 +121,17 @@ const dialTimeout = 5 * time.Second
 // to the addresses in turn (up to requestTimeout each, 5s with 0, not past
 // ctx) and sends a ping, and fails with an error wrapping
 // crdt.ErrUnavailable (and ctx's error, if that was the cause) when no
-// node answers (README.md, "Usage", says why).
+// node answers (README.md, "Usage", says why). No address, an empty one or
+// a negative requestTimeout wraps crdt.ErrInvalidConfig.
 func NewCluster(ctx context.Context, requestTimeout time.Duration, addrs ...string) (*riakc.Cluster, error) {
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("%w: no Riak address", crdt.ErrInvalidConfig)
+	}
+	if requestTimeout < 0 {
+		return nil, fmt.Errorf("%w: request timeout %v is negative", crdt.ErrInvalidConfig, requestTimeout)
+	}
+	if i := slices.Index(addrs, ""); i >= 0 {
+		return nil, fmt.Errorf("%w: Riak address %d is empty", crdt.ErrInvalidConfig, i)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", crdt.ErrUnavailable, err)

@@ -128,6 +128,11 @@ var corruptMessages = []string{"decode_vclock", "erlify_rpbvc"}
 // causes above are looked for in it.
 const crashPrefix = "error processing incoming message"
 
+// illegalState begins the error riak-go-client v1.7.0 returns when a
+// stopped (or not started) cluster or node is asked to execute a command:
+// it checks its state before sending anything (states.go).
+const illegalState = "Illegal State - required"
+
 // unsentClientErrors are riak-go-client errors (with no inner error) raised
 // before a request is written.
 var unsentClientErrors = []error{
@@ -195,7 +200,8 @@ func classify(err error) (outcome, error) {
 		// and anything unknown: some vnodes may have applied the write.
 		return maybeApplied, nil
 	}
-	if errors.Is(err, riakc.ErrCannotWrite) || errors.Is(err, syscall.ECONNREFUSED) {
+	if errors.Is(err, riakc.ErrCannotWrite) || errors.Is(err, syscall.ECONNREFUSED) ||
+		strings.HasPrefix(err.Error(), illegalState) {
 		return notApplied, nil
 	}
 	var op *net.OpError

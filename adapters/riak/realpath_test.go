@@ -45,6 +45,7 @@ var realPathBackendTests = []struct {
 	{"PutAfterDeleteReplacesTombstone", TestBackendPutAfterDeleteReplacesTombstone},
 	{"MaxSiblings", TestBackendMaxSiblings},
 	{"QuorumAboveNVal", TestBackendQuorumAboveNVal},
+	{"ObjectTooLarge", TestBackendObjectTooLarge},
 }
 
 // TestRealRiakPathOnSharedDouble runs the backend tests' real-Riak

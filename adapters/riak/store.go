@@ -232,7 +232,9 @@ func NewSiblings(ctx context.Context, cl *riakc.Cluster, opts Options) (*Sibling
 // `counterkit find ledger -drop-corrupt` repairs the key.
 //
 // Errors wrap crdt.ErrUnavailable (after retries), crdt.ErrTooLarge (more
-// than MaxSiblings siblings) or crdt.ErrInvalidKey (nothing sent).
+// than MaxSiblings siblings), crdt.ErrMisconfiguredStore (a bucket type
+// that does not exist, or a read quorum above the bucket's n_val, which
+// CheckBucket finds first) or crdt.ErrInvalidKey (nothing sent).
 func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
 	if err := crdt.ValidateKey("key", key); err != nil {
 		return nil, nil, err
@@ -267,7 +269,7 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 		}
 		sibs = append(sibs, o.Value)
 	}
-	return sibs, makeToken(resp.VClock), nil
+	return sibs, makeToken(s.st, key, resp.VClock), nil
 }
 
 // Put stores value under key with token (the vclock from Fetch) as its
@@ -283,7 +285,7 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 	if err := store.CheckPut(key, actor, value); err != nil {
 		return err
 	}
-	vclock, err := vclockOf(token)
+	vclock, err := vclockOf(s.st, key, token)
 	if err != nil {
 		return err
 	}
@@ -315,7 +317,7 @@ func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) er
 	if err := crdt.ValidateKey("key", key); err != nil {
 		return err
 	}
-	vclock, err := vclockOf(token)
+	vclock, err := vclockOf(s.st, key, token)
 	if err != nil {
 		return err
 	}

@@ -427,7 +427,14 @@ func TestBadInput(t *testing.T) {
 	// on it and closes the connection; the store goes on working.
 	garbled := bytes.Clone(tok)
 	garbled[5] ^= 0xff
-	binary.BigEndian.PutUint32(garbled[1:], crc32.Checksum(garbled[5:], crc32.MakeTable(crc32.Castagnoli)))
+	// The framing's checksum: CRC-32C of the bucket type, the bucket and
+	// the key, each after its length as a uvarint, then the vclock.
+	var names []byte
+	for _, n := range []string{fakeType, testBucket, key} {
+		names = append(binary.AppendUvarint(names, uint64(len(n))), n...)
+	}
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	binary.BigEndian.PutUint32(garbled[1:], crc32.Update(crc32.Checksum(names, castagnoli), castagnoli, garbled[5:]))
 	require.ErrorIs(t, s.Put(ctx, key, "a", []byte("w"), garbled), crdt.ErrCorruptEncoding)
 	require.Equal(t, int64(1), srv.Requests(riaktest.OpPut))
 	require.Equal(t, [][]byte{[]byte("v")}, srv.Values(fakeType, testBucket, key))
