@@ -98,8 +98,8 @@ func ExampleDot() {
 	}
 	// Output:
 	// 2 siblings
-	// first vnode-0.1 seen before: true seen now: true
-	// second vnode-1.1 seen before: false seen now: true
+	// first vnode-0@1.1 seen before: true seen now: true
+	// second vnode-1@1.1 seen before: false seen now: true
 }
 
 // Op classifies requests: the double counts each kind and injects faults

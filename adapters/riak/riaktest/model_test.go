@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	riakc "github.com/basho/riak-go-client"
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/adapters/riak/riaktest"
@@ -126,5 +127,27 @@ func TestCausalityAgainstModel(t *testing.T) {
 			}
 			require.Equal(t, unsuperseded, n, "stored siblings (tombstones included)")
 		}
+	}
+}
+
+// Each key has actors of its own (Riak's key epochs): a put to one key
+// with another key's vclock covers none of its siblings, in both kinds of
+// bucket type.
+func TestVClockOfAnotherKeyCoversNothing(t *testing.T) {
+	for _, typ := range []string{dvvType, "default"} {
+		t.Run(typ, func(t *testing.T) {
+			srv := startDVV(t)
+			cl := client(t, srv)
+			cmd, err := riakc.NewStoreBucketPropsCommandBuilder().WithBucketType("default").WithBucket(bucket).
+				WithAllowMult(true).Build()
+			require.NoError(t, err)
+			require.NoError(t, cl.Execute(cmd))
+			require.NoError(t, store(cl, typ, "b", "b1", nil))
+			for _, v := range []string{"a1", "a2", "a3"} {
+				require.NoError(t, store(cl, typ, "a", v, fetch(t, cl, typ, "a").VClock))
+			}
+			require.NoError(t, store(cl, typ, "b", "b2", fetch(t, cl, typ, "a").VClock))
+			require.ElementsMatch(t, []string{"b1", "b2"}, values(fetch(t, cl, typ, "b")))
+		})
 	}
 }

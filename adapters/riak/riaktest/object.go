@@ -34,6 +34,7 @@ type object struct {
 	sibs    []sibling
 	reapAt  time.Time
 	written time.Time
+	epoch   uint64 // the key's epoch: its writers' actor ids (see apply)
 }
 
 // objectOverhead is what size counts for an object and for each sibling
@@ -83,11 +84,13 @@ type writeProps struct {
 // apply performs one write (a put, or a delete's tombstone) coordinated by
 // vnode coord with client context ctx, following riak_object:update/merge:
 // the new context is the join of the stored context and ctx, plus the new
-// write's dot. That dot is one past both the joined context's entry and
-// coord's own counter in clocks (updated in place), which never goes back,
-// so a dot is never reused even after a key is reaped and written again:
-// this models Riak's per-key epochs, without which a stale vclock could
-// cover a newer write. With dvv, siblings whose dot ctx covers
+// write's dot. The dot's actor is coord in the key's epoch ("vnode-0@3"):
+// a key written when absent (new, or reaped) takes the next epoch from
+// clocks[""], as Riak's vnodes give each key a fresh actor id of their own
+// (riak_kv_vnode's key epochs), so that neither a stale vclock of the key
+// nor another key's vclock covers a write the client never read. The dot's
+// counter is one past both the joined context's entry and the actor's own
+// counter in clocks (updated in place). With dvv, siblings whose dot ctx covers
 // are dropped and the others stay. Without dvv (the default type), a write
 // whose ctx descends the stored context replaces every sibling, and any
 // other write keeps them all (riak_object:merge_contents(New, Old, false)
@@ -102,17 +105,25 @@ func apply(old *object, ctx VClock, content *rpbkv.RpbContent, p writeProps, coo
 		base = old.vv
 		prev = old.sibs
 	}
+	epoch := uint64(0)
+	if old != nil {
+		epoch = old.epoch
+	} else {
+		clocks[""]++
+		epoch = clocks[""]
+	}
+	actor := coord + "@" + strconv.FormatUint(epoch, 10)
 	vv := base.Join(ctx)
-	clocks[coord] = max(clocks[coord], vv[coord]) + 1
-	dot := Dot{Vnode: coord, Counter: clocks[coord]}
-	vv[coord] = dot.Counter
+	clocks[actor] = max(clocks[actor], vv[actor]) + 1
+	dot := Dot{Vnode: actor, Counter: clocks[actor]}
+	vv[actor] = dot.Counter
 	c := proto.Clone(content).(*rpbkv.RpbContent)
 	if c.Value == nil {
 		c.Value = []byte{}
 	}
 	secs, usecs := uint32(now.Unix()), uint32(now.Nanosecond()/1000)
 	c.LastMod, c.LastModUsecs, c.Vtag = &secs, &usecs, []byte(dot.String())
-	next := &object{vv: vv, written: now}
+	next := &object{vv: vv, written: now, epoch: epoch}
 	if !p.lastWriteWins && p.allowMult {
 		switch {
 		case p.dvv:

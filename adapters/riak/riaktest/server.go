@@ -226,7 +226,7 @@ type FakeServer struct {
 	faults  map[Op][]Fault
 	faultFn func(op Op, key string) Fault
 	hist    map[int]int64
-	clocks  map[string]uint64 // per-vnode write counter, never reset
+	clocks  map[string]uint64 // per-actor write counter, and the last key epoch at ""
 	conns   map[net.Conn]struct{}
 	closed  bool
 

@@ -29,11 +29,12 @@ const (
 	MaxVClockSize = 16 << 10
 )
 
-// Dot names one write: the vnode that coordinated it and that vnode's
-// counter after the write; every sibling carries the dot of the write that
-// created it. A Dot is a plain value, safe to copy and share.
+// Dot names one write: the actor that coordinated it (a vnode in the
+// key's epoch, "vnode-0@1") and that actor's counter after the write;
+// every sibling carries the dot of the write that created it. A Dot is a
+// plain value, safe to copy and share.
 type Dot struct {
-	Vnode   string
+	Vnode   string // the actor: the vnode's name, "@" and the key's epoch
 	Counter uint64
 }
 
