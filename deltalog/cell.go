@@ -32,9 +32,9 @@ const (
 func (k Kind) String() string { return rowlog.KindString(byte(k), "mr") }
 
 // Stats are the exact, order-free aggregates of a set of regular cells: a
-// stats.Summary. A merge cell whose Stats no set of deltas has is invalid
-// (Cell.Validate), so Variance is never negative for a valid cell or a
-// Read.
+// stats.Summary. A merge cell whose Stats fail stats.Summary.Validate is
+// invalid (Cell.Validate), so Variance is never negative for a valid cell
+// or a Read.
 type Stats = stats.Summary
 
 // Cell is one stored entry of a counter's log. A regular cell holds one
@@ -53,8 +53,8 @@ type Cell struct {
 
 // Validate reports whether c is well formed. The error wraps
 // crdt.ErrInvalidTxnID (bad id), crdt.ErrInvalidAmount (zero delta, stats
-// that disagree with the delta, that are empty or that no set of deltas
-// has; see Stats) or crdt.ErrCorruptEncoding (unknown kind).
+// that disagree with the delta, that are empty or that Summary.Validate
+// refuses; see Stats) or crdt.ErrCorruptEncoding (unknown kind).
 func (c Cell) Validate() error {
 	if err := c.ID.Validate(); err != nil {
 		return err
@@ -113,7 +113,8 @@ const (
 	// FormatVersion is the envelope version MarshalBinary writes.
 	FormatVersion = 1
 	// MaxCellSize is the largest encoded cell UnmarshalBinary accepts. A
-	// valid cell encodes to under 100 bytes.
+	// valid cell encodes to at most 109 bytes (a merge cell whose integers
+	// each take nine).
 	MaxCellSize = 256
 )
 

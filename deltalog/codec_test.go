@@ -16,6 +16,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/stats"
 	"github.com/counterkit/counterkit/timeid"
 )
 
@@ -164,4 +165,22 @@ func FuzzCellDecode(f *testing.F) {
 			acc = next
 		}
 	})
+}
+
+// TestWidestCellSize checks MaxCellSize's "a valid cell encodes to at most
+// 109 bytes": a valid merge cell whose every integer (delta, written, and
+// the stats' count, sum, min, max and both halves of the sum of squares)
+// takes the widest msgpack form, nine bytes, encodes to exactly that.
+func TestWidestCellSize(t *testing.T) {
+	s := stats.Summary{Count: 1 << 32}.Combine(stats.Of(-1 << 62)).Combine(stats.Of(1 << 62)).Combine(stats.Of(1<<40 + 3))
+	require.NoError(t, s.Validate())
+	require.Greater(t, s.SumSqHi, uint64(math.MaxUint32))
+	require.Greater(t, s.SumSqLo, uint64(math.MaxUint32))
+	c := deltalog.Cell{ID: timeid.FromParts(time.Now(), 0x3fff, 1<<48-1), Kind: deltalog.KindMerge,
+		Delta: s.Sum, Stats: s, Written: math.MaxInt64}
+	b, err := c.MarshalBinary()
+	require.NoError(t, err)
+	require.Len(t, b, 109)
+	var back deltalog.Cell
+	require.NoError(t, back.UnmarshalBinary(b))
 }

@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/counterkit/counterkit/internal/stamp"
+	"math"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/rowlog"
+	"github.com/counterkit/counterkit/internal/stamp"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
@@ -61,7 +62,9 @@ type Options struct {
 	// "Drain"). Default 100,000; it must fit in what the store scans
 	// within MaxScan, and exceed what arrives in a merge interval.
 	MaxMergeCells int
-	// Clock returns the current time. Default time.Now.
+	// Clock returns the current time. Default time.Now. A merge records it
+	// in Unix nanoseconds, so Merge refuses a reading before 1970 or after
+	// 2262-04-11 with crdt.ErrInvalidConfig.
 	Clock func() time.Time
 	// Observer, when set, receives one observe.Event per Add or Apply
 	// ("add"), Read, Merge, Compact and Delete.
@@ -271,12 +274,27 @@ func (c *Counters) Merge(ctx context.Context, counter string) (Cell, bool, error
 	return m, ok, err
 }
 
+// mergeClock reads the clock for a merge, whose cell records the time as
+// Unix nanoseconds (Cell.Written): a reading before 1970 or after
+// 2262-04-11 has none and is refused with crdt.ErrInvalidConfig.
+func (c *Counters) mergeClock() (time.Time, error) {
+	now := c.opts.Clock()
+	if now.Before(time.Unix(0, 0)) || now.After(time.Unix(0, math.MaxInt64)) {
+		return now, fmt.Errorf("%w: deltalog: the clock reads %s, outside the Unix nanoseconds a merge cell records (1970 to 2262)",
+			crdt.ErrInvalidConfig, now.UTC().Format(time.RFC3339Nano))
+	}
+	return now, nil
+}
+
 func (c *Counters) merge(ctx context.Context, counter string) (m Cell, ok bool, err error) {
 	// The cell is stamped before the scan: a Delete acknowledged after the
 	// scan began shadows it, as it shadows the cells it sums (every cell
 	// at one merge id sums the same cells, so an older stamp loses nothing).
-	ts := stamp.Reserve(c.opts.Clock(), 1)
-	start := c.opts.Clock()
+	start, err := c.mergeClock()
+	if err != nil {
+		return Cell{}, false, err
+	}
+	ts := stamp.Reserve(start, 1)
 	cutoff := start.Add(-c.opts.Window - c.opts.SafetyMargin)
 	// Only cells older than the cutoff are merged: the scan starts at the
 	// first of them (SPEC.md 8.5).
@@ -291,7 +309,11 @@ func (c *Counters) merge(ctx context.Context, counter string) (m Cell, ok bool, 
 	if err != nil {
 		return Cell{}, false, err
 	}
-	if m, ok = planMerge(cells, cutoff, c.opts.Clock()); !ok {
+	written, err := c.mergeClock()
+	if err != nil {
+		return Cell{}, false, err
+	}
+	if m, ok = planMerge(cells, cutoff, written); !ok {
 		return Cell{}, false, nil
 	}
 	mut, err := cellMutation(counter, m)

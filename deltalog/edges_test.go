@@ -6,6 +6,7 @@ package deltalog_test
 import (
 	"bytes"
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -385,4 +386,48 @@ func TestEdgeMalformedStoredCells(t *testing.T) {
 		require.Equal(t, stored, advRows(t, mem, counter), "variant %d: nothing written over it", i)
 	}
 	require.Greater(t, bad, len(variants)/2)
+}
+
+// TestEdgeMergeClockOutsideUnixNanos checks Options.Clock's "Merge refuses
+// a reading before 1970 or after 2262-04-11 with crdt.ErrInvalidConfig":
+// a merge cell records its time in Unix nanoseconds, which such a reading
+// has none of (it stamped a year-2167 time for a 1582 clock, and failed
+// every merge with an invalid amount past 2262). Nothing is written, and
+// the readings at both ends of the range merge.
+func TestEdgeMergeClockOutsideUnixNanos(t *testing.T) {
+	ctx := context.Background()
+	const wait = 72 * time.Hour // past the default Window and SafetyMargin
+	last := time.Unix(0, math.MaxInt64)
+	for _, tc := range []struct {
+		name       string
+		add, merge time.Time
+		ok         bool
+	}{
+		{"1582", time.Date(1582, 10, 15, 0, 0, 0, 0, time.UTC), time.Date(1582, 10, 18, 0, 0, 0, 0, time.UTC), false},
+		{"1969", time.Date(1969, 12, 28, 0, 0, 0, 0, time.UTC), time.Date(1969, 12, 31, 23, 59, 59, 999999999, time.UTC), false},
+		{"the Unix epoch", time.Unix(0, 0).Add(-wait), time.Unix(0, 0), true},
+		{"the last nanosecond", last.Add(-wait), last, true},
+		{"a nanosecond later", last.Add(-wait), last.Add(time.Nanosecond), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := tc.add
+			mem := memory.NewPartitions()
+			c, err := deltalog.New(mem, deltalog.Options{Clock: func() time.Time { return now }})
+			require.NoError(t, err)
+			require.NoError(t, c.Add(ctx, "k", timeid.FromParts(now, 1, 1), 3))
+			now = tc.merge
+			before := advRows(t, mem, "k")
+			cell, ok, err := c.Merge(ctx, "k")
+			if !tc.ok {
+				require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+				require.False(t, ok)
+				require.Equal(t, before, advRows(t, mem, "k"))
+				return
+			}
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, tc.merge.UnixNano(), cell.Written)
+			require.Equal(t, int64(3), advRead(t, c, "k"))
+		})
+	}
 }
