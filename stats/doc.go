@@ -20,8 +20,8 @@
 // Floating point appears only in Mean and Variance, each the exact
 // rational value rounded once to the nearest float64 (SPEC.md 7.1); the
 // empty Summary (the zero value) has neither: both return (0, false).
-// Validate refuses cells that no set of observations has (SPEC.md 7.1; its
-// documentation lists the checks).
+// Validate refuses cells that fail SPEC.md 7.1's exact checks, which every
+// real set of observations passes (its documentation lists them).
 //
 // A Summary is a small value type, safe to copy and to use concurrently.
 package stats

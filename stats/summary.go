@@ -176,9 +176,13 @@ func (s Summary) String() string {
 
 func (s Summary) sumSq() exact.Uint128 { return exact.Uint128{Hi: s.SumSqHi, Lo: s.SumSqLo} }
 
-// Validate returns nil when some set of Count integers has exactly these
-// cells, and otherwise an error wrapping crdt.ErrInvalidAmount that names
-// the failing check (SPEC.md 7.1 lists them, all exact). The empty Summary
+// Validate returns an error wrapping crdt.ErrInvalidAmount that names the
+// failing check when no set of Count integers can have these cells by
+// SPEC.md 7.1's checks (all exact: the sum and the sum of squares within
+// the least and greatest that the count, min and max allow, and of one
+// parity), and nil otherwise. The checks are necessary, not sufficient:
+// a few cells that no set has pass them (n=4 sum=-10 min=-4 max=-1
+// sumsq=32). The empty Summary
 // is valid; an empty one with any other field set, or a negative count, is
 // not. Every real set of observations passes, Add keeps passing Summaries
 // passing, and Variance is never negative for one that passes. Decoders

@@ -352,3 +352,22 @@ func FuzzSummary(f *testing.F) {
 }
 
 func fmtDouble(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// TestValidateIsNecessaryNotSufficient checks Validate's documentation:
+// its checks are necessary, and the cell it names passes them although no
+// set of four integers has it (the middle two would need a sum of -5 and a
+// sum of squares of 15, and only 13 and 17 are possible).
+func TestValidateIsNecessaryNotSufficient(t *testing.T) {
+	cell := stats.Summary{Count: 4, Sum: -10, Min: -4, Max: -1, SumSqLo: 32}
+	if err := cell.Validate(); err != nil {
+		t.Fatalf("the documented cell fails Validate: %v", err)
+	}
+	for a := int64(-4); a <= -1; a++ {
+		for b := a; b <= -1; b++ {
+			s := stats.Of(-4).Combine(stats.Of(a)).Combine(stats.Of(b)).Combine(stats.Of(-1))
+			if s == cell {
+				t.Fatalf("{-4, %d, %d, -1} has the cell: the documentation's example is wrong", a, b)
+			}
+		}
+	}
+}

@@ -67,7 +67,8 @@ type Options struct {
 	// MaxRows is the most rows (shards plus the tally) a read accepts, GC's
 	// read included; a counter with more is refused with an error wrapping
 	// crdt.ErrTooLarge until a GC run with a larger MaxRows folds its final
-	// shards. 0 means DefaultMaxRows.
+	// shards (a Stats counter past 2^128 never folds again: package
+	// documentation). 0 means DefaultMaxRows.
 	MaxRows int
 }
 

@@ -38,7 +38,10 @@
 //   - A Mutator's Sum or Stats past int64 (or a sum of squares past 2^128)
 //     is an error (crdt.ErrOverflow); shards that pass it together read
 //     exactly (Sum.BigValue, stats.Summary.Fits) and GC leaves them
-//     unfolded while the tally would not fit.
+//     unfolded while the tally would not fit. A sum of squares only grows:
+//     a Stats counter past 2^128 never folds again, so every later
+//     mutator leaves a shard and reads pass MaxRows in the end (with
+//     observations below 2^32 in magnitude, that takes 2^64 of them).
 //   - Mutator ids must never be reused for a key (Options.NewID).
 //   - A row that does not decode, or a tally folded through a time after
 //     the reader's clock (which no GC writes), stops Read and GC

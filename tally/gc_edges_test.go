@@ -2,6 +2,7 @@ package tally_test
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -114,4 +115,52 @@ func TestGCWithALargerMaxRowsReadsAgain(t *testing.T) {
 	v, err := c.Read(ctx)
 	require.NoError(t, err)
 	require.Equal(t, int64(4), v.Value())
+}
+
+// TestStatsPastSumsqNeverFolds checks the package documentation's "a
+// Stats counter past 2^128 never folds again, so every later mutator
+// leaves a shard": GC folds in expires_at order while the tally fits, the
+// shard that takes the sum of squares past 2^128 stops it, and no later
+// GC folds that shard or any after it, while reads stay exact.
+func TestStatsPastSumsqNeverFolds(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	c, err := tally.New[*tally.Stats](memory.NewPartitions(), "k", tally.Options{Clock: clk.Now})
+	require.NoError(t, err)
+	observe := func(xs ...int64) {
+		t.Helper()
+		m, err := c.NewMutator()
+		require.NoError(t, err)
+		require.NoError(t, m.Update(ctx, func(s *tally.Stats) error {
+			for _, x := range xs {
+				if err := s.Add(x); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		clk.Advance(time.Minute) // each shard its own expires_at
+	}
+	for range 3 {
+		observe(math.MinInt64, math.MaxInt64) // a sum of squares near 2^127 each
+	}
+	observe(1)
+	observe(2)
+	final := tally.DefaultLifetime + tally.DefaultGrace + time.Second
+	clk.Advance(final)
+	plan, err := c.GC(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, plan.Folded, "the third big shard takes the tally past 2^128")
+	require.Equal(t, 3, plan.Live)
+
+	observe(3)
+	clk.Advance(final)
+	plan, err = c.GC(ctx)
+	require.NoError(t, err)
+	require.Zero(t, plan.Folded, "nothing after the blocking shard folds")
+	require.Equal(t, 4, plan.Live, "the new shard stays too")
+	v, err := c.ReadComplete(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(9), v.Count(), "reads stay exact")
+	require.False(t, v.Summary().Fits())
 }

@@ -11,9 +11,9 @@ import (
 
 // Stats is the Aggregate around a stats.Summary: the exact count, sum,
 // minimum, maximum and sum of squares of its observations, with the mean
-// and variance derived by the Summary's rules. Decoding refuses cells no
-// set of observations has (stats.Summary.Validate), so Variance is never
-// negative for a Stats built from decoded ones.
+// and variance derived by the Summary's rules. Decoding refuses cells that
+// fail stats.Summary.Validate, so Variance is never negative for a Stats
+// built from decoded ones.
 type Stats struct {
 	s stats.Summary
 }
@@ -101,7 +101,7 @@ func (s *Stats) encodeBody(e *wire.Encoder) {
 	e.Summary(s.s)
 }
 
-// decodeBody refuses cells no set of observations has, with an error
+// decodeBody refuses cells stats.Summary.Validate refuses, with an error
 // wrapping crdt.ErrCorruptEncoding; the empty value encodes as nil, so an
 // array needs count ≥ 1.
 func (s *Stats) decodeBody(d *wire.Decoder) error {
