@@ -738,12 +738,20 @@ func (o accountOps) Absorb(dst *Counter, sibs [][]byte) (held bool, err error) {
 			return false, fmt.Errorf("bounded %q: sibling %d of %d: %w", o.a.key, i+1, len(sibs), err)
 		}
 	}
+	held = true
 	for act := range orig {
-		if !covered[act] {
-			return false, nil
+		held = held && covered[act]
+	}
+	// States that each decode can still merge to one no decoder reads,
+	// when an actor forked (wrote two states from one): refused here,
+	// where it is read, rather than written for every other reader to
+	// refuse. One sibling holding all dst held merged nothing new.
+	if len(sibs) > 1 || !held {
+		if err := dst.checkRights(); err != nil {
+			return false, fmt.Errorf("bounded %q: the merge of %d siblings (an actor forked?): %w", o.a.key, len(sibs), err)
 		}
 	}
-	return true, nil
+	return held, nil
 }
 
 // settle takes back every transaction this account holds that an actor
@@ -803,6 +811,8 @@ func (a *Account) grant(c *Counter) (int64, error) {
 		g := min(spare, r.Amount)
 		if err := c.Transfer(a.writer, r.Actor, g); errors.Is(err, crdt.ErrOverflow) {
 			continue // r's rights would pass int64 (a value past it): r debits first
+		} else if errors.Is(err, crdt.ErrTooLarge) {
+			continue // this writer gave to MaxActors others: r waits for another holder
 		} else if err != nil {
 			return given, err
 		}

@@ -263,6 +263,23 @@ func checkEntries(o Options, es []actorEntry) (*Counter, error) {
 		c.entries[ae.a] = ae.e
 		c.count(ae.e, 1)
 	}
+	if err := c.checkRights(); err != nil {
+		return nil, err
+	}
+	for _, ae := range es {
+		if err := checkSeq(ae.a, ae.e); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// checkRights returns an *InvariantError when c's value is below the
+// bound or some actor's rights are below zero, the order the decoder
+// checks them in: what no serial writers produce, and what a merge of
+// states in which one actor forked (wrote two states from one) can.
+func (c *Counter) checkRights() error {
+	o := c.o
 	rights := map[crdt.ActorID]exact.Int128{}
 	for a := range c.recv {
 		rights[a] = c.rights(a)
@@ -275,7 +292,7 @@ func checkEntries(o Options, es []actorEntry) (*Counter, error) {
 	}
 	above := c.value // value − bound
 	if above.Sub(o.Bound); above.Clamp() < 0 {
-		return nil, invariantf(InvValueAtLeastBound, "value %s is below the bound %d", c.BigValue(), o.Bound)
+		return invariantf(InvValueAtLeastBound, "value %s is below the bound %d", c.BigValue(), o.Bound)
 	}
 	var short []crdt.ActorID
 	for a, r := range rights {
@@ -285,14 +302,9 @@ func checkEntries(o Options, es []actorEntry) (*Counter, error) {
 	}
 	if len(short) > 0 {
 		a := slices.Min(short) // the same error for every map order
-		return nil, invariantf(InvRightsNonNegative, "rights of %q are %s, below zero: spending the others' rights takes the value below the bound", a, rights[a].Big())
+		return invariantf(InvRightsNonNegative, "rights of %q are %s, below zero: spending the others' rights takes the value below the bound", a, rights[a].Big())
 	}
-	for _, ae := range es {
-		if err := checkSeq(ae.a, ae.e); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
+	return nil
 }
 
 // checkSeq reports an *InvariantError when e's sequence number is below the

@@ -503,7 +503,8 @@ func (c *Counter) canSpend(actor crdt.ActorID, amount int64) error {
 // Transfer gives amount (> 0) of from's rights to another actor; only from
 // may call it. Errors, with the state unchanged: *InsufficientRightsError,
 // crdt.ErrInvalidActor (also for from == to), crdt.ErrInvalidAmount,
-// crdt.ErrOverflow, crdt.ErrTooLarge.
+// crdt.ErrOverflow, crdt.ErrTooLarge (from would be a new actor beyond
+// MaxActors, or to a new recipient after the MaxActors an entry holds).
 func (c *Counter) Transfer(from, to crdt.ActorID, amount int64) error {
 	if err := from.Validate(); err != nil {
 		return err
@@ -526,6 +527,11 @@ func (c *Counter) Transfer(from, to crdt.ActorID, amount int64) error {
 	}
 	i, found := slices.BinarySearchFunc(e.sent, to, func(g grant, to crdt.ActorID) int { return cmp.Compare(g.to, to) })
 	if !found {
+		if len(e.sent) >= MaxActors {
+			// The encoding holds at most MaxActors recipients per entry
+			// (SPEC.md 13.4): one more would make the state undecodable.
+			return fmt.Errorf("%w: %q already gave rights to %d actors, the most an entry holds", crdt.ErrTooLarge, from, MaxActors)
+		}
 		e.sent = slices.Insert(e.sent, i, grant{to: to})
 	}
 	if e.sent[i].amount > math.MaxInt64-amount {

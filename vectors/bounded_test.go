@@ -104,7 +104,7 @@ func (g bvGenerated) decode(t *testing.T) bvGenerated {
 // bvGeneratedDecodes are the decodes at and beyond the actor cap.
 func bvGeneratedDecodes() []bvGenerated {
 	return []bvGenerated{
-		{Name: "4096 entries", Note: "SPEC.md 13.4: at most 4096 entries; at the cap the state decodes",
+		{Name: "4096 entries", Note: "SPEC.md 13.2: at most 4096 entries an operation leaves; at that cap the state decodes",
 			Entries: []bvRange{{Prefix: "a", First: 1, Count: 4096, Width: 4}}},
 		{Name: "4097 entries", Note: "SPEC.md 13.2: past the cap of what an operation leaves, a merge's union decodes",
 			Entries: []bvRange{{Prefix: "a", First: 1, Count: 4096, Width: 4}, {Prefix: "b", First: 1, Count: 1, Width: 1}}},
