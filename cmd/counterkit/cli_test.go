@@ -589,6 +589,48 @@ func TestBounded(t *testing.T) {
 	_ = crdt.TagBounded
 }
 
+// get refuses, as corrupt, siblings of a bounded key that each decode but
+// merge to a state no decoder reads (actor a forked: each of two states
+// of its entry gave the same rights away), as bounded.Account does,
+// instead of printing a value below the bound.
+func TestBoundedForkedSiblings(t *testing.T) {
+	fork := func(to crdt.ActorID, request bool) []byte {
+		c, err := bounded.New(bounded.Options{})
+		require.NoError(t, err)
+		_, err = c.Apply("a", "credit", 5)
+		require.NoError(t, err)
+		require.NoError(t, c.Transfer("a", to, 5))
+		if request { // a's entry one write newer, so that it wins the merge
+			_, err = c.Request("a", 1)
+			require.NoError(t, err)
+		}
+		_, err = c.Apply(to, crdt.TxnID("spend-"+to), -5)
+		require.NoError(t, err)
+		b, err := c.MarshalBinary()
+		require.NoError(t, err)
+		return b
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	db, err := embedded.Open(dir, embedded.Options{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, db.Siblings().Put(ctx, "k", "w1", fork("b", false), nil))
+	require.NoError(t, db.Close())
+	code, got, errOut := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", "bounded", "k")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, got, "value     0\n", "one fork alone reads")
+
+	db, err = embedded.Open(dir, embedded.Options{})
+	require.NoError(t, err)
+	require.NoError(t, db.Siblings().Put(ctx, "k", "w2", fork("c", true), nil))
+	require.NoError(t, db.Close())
+	code, got, errOut = runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", "bounded", "k")
+	require.Equal(t, 1, code, got)
+	require.Contains(t, errOut, "crdt.ErrCorruptEncoding")
+	require.Contains(t, errOut, "the merge of 2 siblings")
+	require.NotContains(t, got, "value")
+}
+
 // get and list fail the same way on a directory that is not a store: the
 // same exit status, sentinel and message, the adapter's.
 func TestGetAndListOnOddDirectories(t *testing.T) {

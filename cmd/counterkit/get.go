@@ -331,6 +331,18 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 		// The merge of every sibling, as bounded.Account reads it (an
 		// Account opens bound-0 counters only; this reads any bound).
 		c, err := mergeAll(values, func(v []byte) (*bounded.Counter, error) { return bounded.Decode(v, o.bounded) })
+		if err == nil && len(values) > 1 {
+			// Siblings that each decode can merge to a state none reads
+			// (an actor forked), which an Account refuses as corrupt:
+			// the merge is decoded again, so get refuses it too.
+			var merged []byte
+			if merged, err = c.MarshalBinary(); err == nil {
+				_, err = bounded.Decode(merged, o.bounded)
+			}
+			if err != nil {
+				err = fmt.Errorf("the merge of %d siblings: %w", len(values), err)
+			}
+		}
 		if err != nil {
 			return err
 		}
