@@ -334,7 +334,8 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 		if err == nil && len(values) > 1 {
 			// Siblings that each decode can merge to a state none reads
 			// (an actor forked), which an Account refuses as corrupt:
-			// the merge is decoded again, so get refuses it too.
+			// the merge is decoded again here, so that the refusal names
+			// the merge rather than the stored data.
 			var merged []byte
 			if merged, err = c.MarshalBinary(); err == nil {
 				_, err = bounded.Decode(merged, o.bounded)
