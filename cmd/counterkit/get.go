@@ -331,19 +331,6 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 		// The merge of every sibling, as bounded.Account reads it (an
 		// Account opens bound-0 counters only; this reads any bound).
 		c, err := mergeAll(values, func(v []byte) (*bounded.Counter, error) { return bounded.Decode(v, o.bounded) })
-		if err == nil && len(values) > 1 {
-			// Siblings that each decode can merge to a state none reads
-			// (an actor forked), which an Account refuses as corrupt:
-			// the merge is decoded again here, so that the refusal names
-			// the merge rather than the stored data.
-			var merged []byte
-			if merged, err = c.MarshalBinary(); err == nil {
-				_, err = bounded.Decode(merged, o.bounded)
-			}
-			if err != nil {
-				err = fmt.Errorf("the merge of %d siblings: %w", len(values), err)
-			}
-		}
 		if err != nil {
 			return err
 		}
@@ -353,7 +340,11 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 	if err != nil {
 		return err
 	}
-	res.Merged, err = Describe(merged, o)
+	// Siblings that each decode can merge to a state no decoder reads (a
+	// bounded actor that forked): the refusal names the merge.
+	if res.Merged, err = Describe(merged, o); err != nil && len(values) > 1 {
+		err = fmt.Errorf("the merge of %d siblings: %w", len(values), err)
+	}
 	return err
 }
 
