@@ -162,22 +162,31 @@ func (r bvRange) ids() []string {
 }
 
 // expand returns the steps s stands for: itself, or one step per id of its
-// actor_range, each with s's other fields and expectations.
+// actor_range or to_range, each with s's other fields and expectations.
 func (s bvStep) expand() []bvStep {
-	if s.ActorRange == nil {
-		return []bvStep{s}
+	switch {
+	case s.ActorRange != nil:
+		var out []bvStep
+		for _, a := range s.ActorRange.ids() {
+			x := s
+			x.ActorRange, x.Actor = nil, a
+			out = append(out, x)
+		}
+		return out
+	case s.ToRange != nil:
+		var out []bvStep
+		for _, to := range s.ToRange.ids() {
+			x := s
+			x.ToRange, x.To = nil, to
+			out = append(out, x)
+		}
+		return out
 	}
-	var out []bvStep
-	for _, a := range s.ActorRange.ids() {
-		x := s
-		x.ActorRange, x.Actor = nil, a
-		out = append(out, x)
-	}
-	return out
+	return []bvStep{s}
 }
 
 func (sc bvScenario) generated() bool {
-	return slices.ContainsFunc(sc.Steps, func(s bvStep) bool { return s.ActorRange != nil })
+	return slices.ContainsFunc(sc.Steps, func(s bvStep) bool { return s.ActorRange != nil || s.ToRange != nil })
 }
 
 type bvReplicaOptions struct {
@@ -197,12 +206,15 @@ type bvStep struct {
 	Replica string `json:"replica"`
 	Op      string `json:"op"` // apply, transfer, request, withdraw, retract, merge
 	Actor   string `json:"actor,omitempty"`
-	// ActorRange stands for one step per generated actor id.
+	// ActorRange stands for one step per generated actor id (ToRange below
+	// per recipient id).
 	ActorRange *bvRange `json:"actor_range,omitempty"`
 	Txn        string   `json:"txn,omitempty"`
 	To         string   `json:"to,omitempty"`
-	From       string   `json:"from,omitempty"` // merge: the replica merged in
-	Amount     string   `json:"amount,omitempty"`
+	// ToRange (transfer) stands for one step per generated recipient id.
+	ToRange *bvRange `json:"to_range,omitempty"`
+	From    string   `json:"from,omitempty"` // merge: the replica merged in
+	Amount  string   `json:"amount,omitempty"`
 	// Expectations.
 	Outcome   string `json:"outcome,omitempty"` // apply: applied, duplicate
 	Changed   *bool  `json:"changed,omitempty"` // request, withdraw, retract
@@ -260,6 +272,9 @@ func bvPrograms() []bvScenario {
 	}
 	rqr := func(r string, ids bvRange, amt int64) bvStep {
 		return bvStep{Replica: r, Op: "request", ActorRange: &ids, Amount: i64(amt)}
+	}
+	trr := func(r, a string, ids bvRange, amt int64) bvStep {
+		return bvStep{Replica: r, Op: "transfer", Actor: a, ToRange: &ids, Amount: i64(amt)}
 	}
 	rt := func(r, a, txn string) bvStep { return bvStep{Replica: r, Op: "retract", Actor: a, Txn: txn} }
 	wd := func(r, a string) bvStep { return bvStep{Replica: r, Op: "withdraw", Actor: a} }
@@ -356,6 +371,10 @@ func bvPrograms() []bvScenario {
 				rq("r1", "b", 1), ap("r1", "b", "t1", 5), ap("r1", "a4096", "t2", 5), tr("r1", "a4096", "b", 2), tr("r1", "b", "a0001", 1),
 				rqr("r2", bvRange{Prefix: "a", First: 1, Count: 4095, Width: 4}, 1), rq("r2", "b", 1),
 				mg("r1", "r2"), mg("r2", "r1"), mg("r3", "r1"), ap("r4", "b", "t3", 2), mg("r4", "r2"), mg("r4", "r1")}},
+		{Name: "4096 recipients", Note: "SPEC.md 13.2 Transfer: an entry gives rights to at most 4096 recipients, the encoding's cap (13.4). a credits 5000 and gives 1 right to each of b0001..b4096; a 4097th recipient c is too_large and changes nothing, while a recipient it already gave to still receives more, and another actor may give to c",
+			Replicas: []string{"r"}, Steps: []bvStep{
+				ap("r", "a", "t1", 5000), trr("r", "a", bvRange{Prefix: "b", First: 1, Count: 4096, Width: 4}, 1),
+				tr("r", "a", "c", 1), tr("r", "a", "b0001", 2), ap("r", "d", "t2", 1), tr("r", "d", "c", 1)}},
 		{Name: "invalid input", Replicas: []string{"r"}, Steps: []bvStep{
 			ap("r", "", "t", 1), ap("r", "a", "", 1), ap("r", "a", "t", 0), ap("r", "a", "t", math.MinInt64),
 			tr("r", "a", "", 1), rq("r", "", 1), ap("r", "a\x01", "t", 1)}},
@@ -551,7 +570,7 @@ func bvReplica(t *testing.T, sc bvScenario, r string) *bounded.Counter {
 }
 
 func genBoundedVectors(t *testing.T) any {
-	f := bvFile{Comment: "Bounded (escrow) counter (SPEC.md section 13). Each scenario runs its steps in order on named replicas (all with the scenario's bound, origin and window, except that replica_options gives some replicas another bound and origin; window 0 means 64); a step's outcome, changed, error and available are what it must return; a failed step changes nothing. final gives every replica's value (exact: a merge may take it past int64), rights of every actor with an entry, a grant or the origin role (2^63-1 where they pass int64), outstanding requests, entries and encoding. A step with actor_range stands for one step per generated id (SPEC.md section 11), each with the step's expectations; such a scenario gives final_digest (value, number of entries, SHA-256 of the encoding) instead of final. initial, when present, gives some replicas a state to start from instead of the empty one: decode its hex (SPEC.md 13.4); its other fields describe it. generated_decodes are encodings too big to list: bound 0 and one entry [id, 1, 0, 0, 1, [], []] per id of each range, in order."}
+	f := bvFile{Comment: "Bounded (escrow) counter (SPEC.md section 13). Each scenario runs its steps in order on named replicas (all with the scenario's bound, origin and window, except that replica_options gives some replicas another bound and origin; window 0 means 64); a step's outcome, changed, error and available are what it must return; a failed step changes nothing. final gives every replica's value (exact: a merge may take it past int64), rights of every actor with an entry, a grant or the origin role (2^63-1 where they pass int64), outstanding requests, entries and encoding. A step with actor_range (or, for a transfer, to_range) stands for one step per generated id (SPEC.md section 11) as its actor (or recipient), each with the step's expectations; such a scenario gives final_digest (value, number of entries, SHA-256 of the encoding) instead of final. initial, when present, gives some replicas a state to start from instead of the empty one: decode its hex (SPEC.md 13.4); its other fields describe it. generated_decodes are encodings too big to list: bound 0 and one entry [id, 1, 0, 0, 1, [], []] per id of each range, in order."}
 	for _, sc := range bvPrograms() {
 		for r, st := range sc.Initial {
 			bound, origin := sc.replicaConfig(r)
@@ -572,8 +591,10 @@ func genBoundedVectors(t *testing.T) any {
 				if k == 0 {
 					sc.Steps[i] = got
 					sc.Steps[i].Actor, sc.Steps[i].ActorRange = s.Actor, s.ActorRange
+					sc.Steps[i].To, sc.Steps[i].ToRange = s.To, s.ToRange
 				} else {
 					got.Actor, got.ActorRange = sc.Steps[i].Actor, sc.Steps[i].ActorRange
+					got.To, got.ToRange = sc.Steps[i].To, sc.Steps[i].ToRange
 					require.Equal(t, sc.Steps[i], got, "%s step %d.%d: a range step's expectations differ between its ids", sc.Name, i, k)
 				}
 			}
@@ -1064,6 +1085,10 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 			e := m.next(s.Actor)
 			if e == nil {
 				out.Error = "overflow"
+				break
+			}
+			if _, ok := e.sent[s.To]; !ok && len(e.sent) >= 4096 {
+				out.Error = "too_large" // the encoding's cap on recipients (13.4)
 				break
 			}
 			var ok bool

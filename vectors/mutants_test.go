@@ -81,6 +81,8 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"gcounter/gcounter.go", "if len(c.entries) >= MaxActors {", "if false && len(c.entries) >= MaxActors {"}}, "pncounter", "30000_actors_in_N"},
 	{"pncounter/merge checks N first", "5.2 Merge: all or nothing, both halves checked first",
 		[]edit{{"pncounter/pncounter.go", "if err := c.n.CheckMerge(&other.n); err != nil {", "if err := c.n.CheckMerge(&other.n); false && err != nil {"}}, "pncounter", "merge_beyond_65536_actors_in_one_half"},
+	{"bounded/transfer recipient cap", "13.2 Transfer: a 4097th recipient of one entry is too_large",
+		[]edit{{"bounded/counter.go", "if len(e.sent) >= MaxActors {", "if false && len(e.sent) >= MaxActors {"}}, "bounded", "4096_recipients"},
 	// bounded (SPEC.md 13.4): invariants of the states honest writers produce
 	{"bounded/value at least the bound", "13.4: a value below the bound is corrupt (value-at-least-bound)",
 		[]edit{{"bounded/codec.go", "if above.Sub(o.Bound); above.Clamp() < 0 {", "if above.Sub(o.Bound); false && above.Clamp() < 0 {"}}, "bounded", "value_below_the_bound"},
