@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,6 +54,7 @@ type schedWorld struct {
 	mem     *memory.Partitions
 	events  chan schedEvent
 	resume  []chan bool
+	running atomic.Int32    // operations whose goroutine has not ended
 	watch   map[string]bool // partitions some op may write: park before calls on them
 	mu      sync.Mutex
 	landed  map[balance.ID]int64
@@ -247,6 +249,7 @@ func (w *schedWorld) run(choose func(n int) int) error {
 	}
 	n := len(w.sc.ops)
 	for i := range n {
+		w.running.Add(1)
 		go func(i int) {
 			defer func() {
 				if r := recover(); r != nil {
@@ -254,6 +257,7 @@ func (w *schedWorld) run(choose func(n int) int) error {
 						panic(r)
 					}
 				}
+				w.running.Add(-1)
 				w.events <- schedEvent{tid: i, done: true}
 			}()
 			// begin: park
@@ -279,6 +283,18 @@ func (w *schedWorld) run(choose func(n int) int) error {
 	for i := range parked {
 		parked[i] = true
 	}
+	// A schedule that ends early (pruned, or failed) kills the operations
+	// still parked, so that their goroutines end with it: left parked,
+	// each pruned schedule's would hold its world until the process
+	// ends (a run of every schedule then grew past 24 GB).
+	defer func() {
+		for i := range parked {
+			for parked[i] {
+				w.resume[i] <- false
+				parked[i] = !(<-w.events).done
+			}
+		}
+	}()
 	cur, preempts, crashes := -1, 0, 0
 	for {
 		var enabled []int
@@ -331,6 +347,7 @@ func (w *schedWorld) run(choose func(n int) int) error {
 		w.resume[o.i] <- !o.kill
 		ev := <-w.events
 		if ev.tid != o.i {
+			clear(parked) // the operations are out of step: leave them
 			return fmt.Errorf("scheduler: event from %d, resumed %d", ev.tid, o.i)
 		}
 		parked[o.i] = !ev.done
@@ -454,7 +471,9 @@ func enumerateSched(sc *schedScenario, limit int) (runs, pruned int, err error) 
 		if w.illegal != "" {
 			pruned++
 		}
-		// drain goroutines: all done by construction (run loops until no parked)
+		if k := w.running.Load(); k != 0 {
+			return runs, pruned, fmt.Errorf("%s run %d: %d operations still parked after the schedule ended", sc.name, runs, k)
+		}
 		path, sizes = path[:depth], sizes[:depth]
 		for len(path) > 0 && path[len(path)-1] == sizes[len(sizes)-1]-1 {
 			path, sizes = path[:len(path)-1], sizes[:len(sizes)-1]
