@@ -164,25 +164,22 @@ func (r bvRange) ids() []string {
 // expand returns the steps s stands for: itself, or one step per id of its
 // actor_range or to_range, each with s's other fields and expectations.
 func (s bvStep) expand() []bvStep {
+	var ids []string
+	var set func(x *bvStep, id string)
 	switch {
 	case s.ActorRange != nil:
-		var out []bvStep
-		for _, a := range s.ActorRange.ids() {
-			x := s
-			x.ActorRange, x.Actor = nil, a
-			out = append(out, x)
-		}
-		return out
+		ids, set = s.ActorRange.ids(), func(x *bvStep, id string) { x.ActorRange, x.Actor = nil, id }
 	case s.ToRange != nil:
-		var out []bvStep
-		for _, to := range s.ToRange.ids() {
-			x := s
-			x.ToRange, x.To = nil, to
-			out = append(out, x)
-		}
-		return out
+		ids, set = s.ToRange.ids(), func(x *bvStep, id string) { x.ToRange, x.To = nil, id }
+	default:
+		return []bvStep{s}
 	}
-	return []bvStep{s}
+	out := make([]bvStep, len(ids))
+	for k, id := range ids {
+		out[k] = s
+		set(&out[k], id)
+	}
+	return out
 }
 
 func (sc bvScenario) generated() bool {
