@@ -14,6 +14,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 )
@@ -317,17 +318,14 @@ func (w *rsWorld) rows() int {
 // 2·FutureSkew apart, past the clock agreement the window assumes (SPEC.md
 // 9.4): the schedules check balances, which hold at that skew too, not the
 // answers to retries (TestTransactionsRetryWindow and
-// TestTransactionsRecordWindowEdges do). 2,000 schedules (20,000 with COUNTERKIT_CASES) from seed
-// 1; a failure prints its seed, and
+// TestTransactionsRecordWindowEdges do). 2,000 schedules (times
+// COUNTERKIT_CASES) from seed 1; a failure prints its seed, and
 //
 //	COUNTERKIT_SEED=<seed> go test ./balance -run '^TestTransactionsRandomSchedules$' -v
 //
 // replays it with every step's rows.
 func TestTransactionsRandomSchedules(t *testing.T) {
-	first, runs := int64(1), int64(2000)
-	if os.Getenv("COUNTERKIT_CASES") != "" {
-		runs = 20_000
-	}
+	first, runs := int64(1), int64(proptest.Scale(2000))
 	replay := os.Getenv("COUNTERKIT_SEED") != ""
 	if replay {
 		seed, err := strconv.ParseInt(os.Getenv("COUNTERKIT_SEED"), 10, 64)
