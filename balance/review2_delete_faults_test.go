@@ -22,7 +22,7 @@ func TestReview2DeleteFaultAtEveryCall(t *testing.T) {
 	faults := []faulty.Fault{faulty.Refuse, faulty.Lose, faulty.LoseAck}
 	run := func(t *testing.T, fault faulty.Fault, k int) (string, int) {
 		ctx := context.Background()
-		enumBase = enumBase.Add(10 * 24 * time.Hour)
+		enumBase = worldStart(t0)
 		c := &testClock{t: enumBase}
 		st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 		inDelete, n, refusedRead := false, 0, false

@@ -79,7 +79,7 @@ func TestReview2LayoutRaceEveryOrder(t *testing.T) {
 		for _, order := range orders(3, 3) {
 			t.Run(fmt.Sprintf("same=%v/%v", same, order), func(t *testing.T) {
 				ctx := context.Background()
-				enumBase = enumBase.Add(10 * 24 * time.Hour)
+				enumBase = worldStart(t0)
 				c := &testClock{t: enumBase}
 				mem := memory.NewPartitions()
 				events := make(chan int)

@@ -26,7 +26,7 @@ func TestReviewReusedIDMergeFaultAtEveryCall(t *testing.T) {
 	const calls = 9
 	run := func(t *testing.T, f faulty.Fault, k int) {
 		ctx := context.Background()
-		enumBase = enumBase.Add(10 * 24 * time.Hour)
+		enumBase = worldStart(t0)
 		c := &testClock{t: enumBase}
 		st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 		inMerge, n := false, 0

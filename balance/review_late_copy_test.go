@@ -25,7 +25,7 @@ type reviewWriterKey struct{}
 func TestReviewLateCopyAfterRecordingMerge(t *testing.T) {
 	run := func(t *testing.T, gap time.Duration, mergesBefore, landAfter int) {
 		ctx := context.Background()
-		enumBase = enumBase.Add(10 * 24 * time.Hour)
+		enumBase = worldStart(t0)
 		c := &testClock{t: enumBase}
 		st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 		hold, fired := false, false

@@ -56,7 +56,7 @@ func TestReviewMergeFaultAtEveryCall(t *testing.T) {
 	}
 	run := func(t *testing.T, v variant, k int) (calls int) {
 		ctx := context.Background()
-		enumBase = enumBase.Add(10 * 24 * time.Hour)
+		enumBase = worldStart(t0)
 		c := &testClock{t: enumBase}
 		st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 		inMerge, n := false, 0
@@ -198,7 +198,7 @@ func TestReviewHeldCopyAroundEveryMergeCall(t *testing.T) {
 	const calls = 10 // more than a merge of this account makes
 	run := func(t *testing.T, holder int, copyToo bool, j, k int) {
 		ctx := context.Background()
-		enumBase = enumBase.Add(10 * 24 * time.Hour)
+		enumBase = worldStart(t0)
 		c := &testClock{t: enumBase}
 		st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 		inMerge, hold, n, hn := false, false, 0, 0

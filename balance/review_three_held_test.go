@@ -23,7 +23,7 @@ func TestReviewThreeHeldCopies(t *testing.T) {
 	const never = 4
 	run := func(t *testing.T, land [3]int) {
 		ctx := context.Background()
-		enumBase = enumBase.Add(10 * 24 * time.Hour)
+		enumBase = worldStart(t0)
 		c := &testClock{t: enumBase}
 		st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 		hold := false

@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/stamp"
 	"github.com/counterkit/counterkit/store/faulty"
 )
 
@@ -48,12 +49,22 @@ type txnWorld struct {
 	illegal     bool      // the sequence broke the timing assumptions: skip it
 }
 
-// base spaces the runs' clocks apart: the process's write clock never goes
-// back (internal/stamp), so each run starts later than the last ended.
+// enumBase is the start of the current run's clock (worldStart).
 var enumBase = t0
 
+// worldStart returns when a new run's clocks start: a day after every
+// write stamp the process has handed out, and no earlier than from. The
+// process's write clock never goes back (internal/stamp), so a run whose
+// clocks started earlier would stamp its writes ahead of them. Runs start
+// where the last one's writes ended, not a fixed span after its start, so
+// that a long enumeration's clocks stay inside the timeuuid's range (year
+// 5236; later times are clamped, timeid.New).
+func worldStart(from time.Time) time.Time {
+	return time.UnixMicro(stamp.Reserve(from, 1)).UTC().Add(24 * time.Hour)
+}
+
 func newTxnWorld() *txnWorld {
-	enumBase = enumBase.Add(10 * 24 * time.Hour)
+	enumBase = worldStart(t0)
 	w := &txnWorld{ctx: context.Background(), c: &testClock{t: enumBase}}
 	w.st = faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 	w.st.SetPolicy(func(call faulty.Call) faulty.Fault {

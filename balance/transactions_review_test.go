@@ -21,13 +21,10 @@ import (
 // writers and merges whose clocks differ, racing and nested merges (SPEC.md
 // 9.4, Places and Removal).
 
-// rsBase spaces these tests' clocks far past every other test's, so that
-// the process-wide write stamp (internal/stamp) follows the clocks.
-var rsBase = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
-
+// rsClock is a clock for one of these tests, started after every write
+// stamp the process has handed out (worldStart), from 2100 on.
 func rsClock() *testClock {
-	rsBase = rsBase.Add(30 * 24 * time.Hour)
-	return &testClock{t: rsBase}
+	return &testClock{t: worldStart(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC))}
 }
 
 // rsWriter is Transactions over st whose clock is c shifted by off.
