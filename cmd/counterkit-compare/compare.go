@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -100,6 +102,9 @@ types); every run writes fresh keys named compare-RUN-TYPE.
 Exit status: 0 when every counterkit type ended with drift in
 [-unresolved, 0] (the native counter may drift either way: that is what is
 measured), 1 when one did not or the store failed, 2 for a usage error.
+With transactions left unresolved, drift cannot tell one counted twice
+from one that did not land: only a run with none unresolved shows a type
+exact.
 
 Flags:
 `
@@ -366,6 +371,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // checkCompareFlags validates the flags and returns the types to run.
 // Errors are usage errors wrapping crdt.ErrInvalidConfig.
+// badHost reports whether h cannot be a Cassandra contact point: it has a
+// scheme, a path or a space, or a port that is not 1 to 65535.
+func badHost(h string) bool {
+	if strings.ContainsAny(h, "/ ") {
+		return true
+	}
+	_, port, err := net.SplitHostPort(h)
+	if err != nil {
+		return false // no port (a name, an IPv4 or a bare IPv6 address)
+	}
+	n, err := strconv.Atoi(port)
+	return err != nil || n < 1 || n > 65535
+}
+
 func checkCompareFlags(cfg compareConfig, hosts []string, keyspace, types, format string) ([]string, error) {
 	invalid := func(bad bool, format string, args ...any) error {
 		if !bad {
@@ -373,10 +392,15 @@ func checkCompareFlags(cfg compareConfig, hosts []string, keyspace, types, forma
 		}
 		return cli.Usagef("%w: "+format, append([]any{crdt.ErrInvalidConfig}, args...)...)
 	}
+	bad := ""
+	if i := slices.IndexFunc(hosts, badHost); i >= 0 {
+		bad = hosts[i]
+	}
 	if err := cmp.Or(
 		invalid(len(hosts) == 0, "no Cassandra hosts: give -hosts HOST[,HOST] or set CASSANDRA_HOSTS (the comparison runs against a real Cassandra)"),
 		invalid(slices.ContainsFunc(hosts, func(h string) bool { return strings.Contains(h, "@") }),
 			"a host holds credentials (USER:PASSWORD@HOST, not printed): counterkit-compare connects without authentication"),
+		invalid(bad != "", "-hosts must be HOST or HOST:PORT (port 1 to 65535, no scheme or path): %q is not", bad),
 		invalid(keyspace == "", "no keyspace: give -keyspace (an existing keyspace; the tables are created in it)"),
 		invalid(format != "table" && format != "json", "-o must be table or json, not %q", format),
 		invalid(cfg.workers < 1 || cfg.workers > 1<<14, "-workers must be in [1, 16384], not %d", cfg.workers),
@@ -860,7 +884,9 @@ func driftVerdict(r compareRow) string {
 	case r.Drift < -r.Unresolved:
 		return fmt.Sprintf("under-counted: lost %d acknowledged transactions", -r.Drift-r.Unresolved)
 	case r.Unresolved > 0:
-		return fmt.Sprintf("exact within the unresolved: %d of %d unresolved transactions landed", r.Unresolved+r.Drift, r.Unresolved)
+		// A transaction counted twice and one unresolved that did not
+		// land cancel out: the value alone cannot tell them apart.
+		return fmt.Sprintf("within the unresolved: final %d is exact if %d of the %d unresolved transactions landed, but a transaction counted twice would hide behind one that did not (a run with none unresolved tells; raise -resolve-for)", r.Final, r.Unresolved+r.Drift, r.Unresolved)
 	default:
 		return "exact"
 	}

@@ -337,7 +337,22 @@ func TestCompareGivesUpDefiniteFailures(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, writeCompareReport(&out, "table", rep))
 	require.Contains(t, out.String(), "refused: gave up 5 transactions after a definite failure")
-	require.Contains(t, out.String(), "refused: exact within the unresolved: 0 of 5 unresolved transactions landed")
+	require.Contains(t, out.String(), "refused: within the unresolved: final 0 is exact if 0 of the 5 unresolved transactions landed")
+}
+
+// TestUnresolvedVerdictClaimsNoExactness: a type that counts resends twice
+// while as many unresolved transactions never land ends with drift 0 (5
+// counted twice, 5 unresolved not landed: final 10 for 10 distinct). The
+// verdict must say that the value cannot tell this from exact, not that
+// the unresolved transactions landed (it said "exact within the
+// unresolved: 5 of 5 unresolved transactions landed").
+func TestUnresolvedVerdictClaimsNoExactness(t *testing.T) {
+	r := compareRow{Type: "doubles", Distinct: 10, Acknowledged: 5, Unresolved: 5, Final: 10, Drift: 0, counterkit: true}
+	v := driftVerdict(r)
+	require.NotContains(t, v, "exact within")
+	require.Contains(t, v, "counted twice would hide behind one that did not")
+	r.Unresolved = 0
+	require.Equal(t, "exact", driftVerdict(r))
 }
 
 // A transaction still failing when -resolve-for has passed is unresolved.

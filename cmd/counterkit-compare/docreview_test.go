@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -38,5 +40,28 @@ func TestHostWithCredentialsIsAUsageError(t *testing.T) {
 	status := run([]string{"-hosts", "db1,admin:s3cr3t@127.0.0.1", "-keyspace", "ks"}, &out, &errOut)
 	if status != 2 || strings.Contains(errOut.String(), "s3cr3t") || !strings.Contains(errOut.String(), "credentials") {
 		t.Fatalf("exit status %d (want 2, the password left out), stderr:\n%s", status, errOut.String())
+	}
+}
+
+// TestMalformedHostIsAUsageError: a -hosts value that cannot be a contact
+// point (a scheme, a path, a port outside 1 to 65535) is a usage error
+// (exit status 2), as an empty list is; it was an unavailable store
+// (exit status 1) once the driver tried it.
+func TestMalformedHostIsAUsageError(t *testing.T) {
+	for _, h := range []string{"http://x", "127.0.0.1:99999", "db1:0", "db1:port", "db 1"} {
+		_, err := checkCompareFlags(goldenConfig(), []string{"db0", h}, "ks", "native", "table")
+		if !errors.Is(err, crdt.ErrInvalidConfig) || !strings.Contains(err.Error(), fmt.Sprintf("%q is not", h)) {
+			t.Errorf("-hosts db0,%s: %v, want a usage error naming it", h, err)
+		}
+	}
+	for _, h := range []string{"db1", "127.0.0.1", "127.0.0.1:9042", "[::1]:9042", "::1", "cassandra.internal:19042"} {
+		if _, err := checkCompareFlags(goldenConfig(), []string{h}, "ks", "native", "table"); err != nil {
+			t.Errorf("-hosts %s: %v", h, err)
+		}
+	}
+	t.Setenv("CASSANDRA_HOSTS", "")
+	var out, errOut bytes.Buffer
+	if status := run([]string{"-hosts", "http://x", "-keyspace", "ks"}, &out, &errOut); status != 2 {
+		t.Errorf("exit status %d, want 2; stderr:\n%s", status, errOut.String())
 	}
 }
