@@ -12,10 +12,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -371,20 +369,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // checkCompareFlags validates the flags and returns the types to run.
 // Errors are usage errors wrapping crdt.ErrInvalidConfig.
-// badHost reports whether h cannot be a Cassandra contact point: it has a
-// scheme, a path or a space, or a port that is not 1 to 65535.
-func badHost(h string) bool {
-	if strings.ContainsAny(h, "/ ") {
-		return true
-	}
-	_, port, err := net.SplitHostPort(h)
-	if err != nil {
-		return false // no port (a name, an IPv4 or a bare IPv6 address)
-	}
-	n, err := strconv.Atoi(port)
-	return err != nil || n < 1 || n > 65535
-}
-
 func checkCompareFlags(cfg compareConfig, hosts []string, keyspace, types, format string) ([]string, error) {
 	invalid := func(bad bool, format string, args ...any) error {
 		if !bad {
@@ -393,14 +377,14 @@ func checkCompareFlags(cfg compareConfig, hosts []string, keyspace, types, forma
 		return cli.Usagef("%w: "+format, append([]any{crdt.ErrInvalidConfig}, args...)...)
 	}
 	bad := ""
-	if i := slices.IndexFunc(hosts, badHost); i >= 0 {
-		bad = hosts[i]
+	for _, h := range hosts {
+		bad = cmp.Or(bad, cli.AddressProblem(h))
 	}
 	if err := cmp.Or(
 		invalid(len(hosts) == 0, "no Cassandra hosts: give -hosts HOST[,HOST] or set CASSANDRA_HOSTS (the comparison runs against a real Cassandra)"),
 		invalid(slices.ContainsFunc(hosts, func(h string) bool { return strings.Contains(h, "@") }),
 			"a host holds credentials (USER:PASSWORD@HOST, not printed): counterkit-compare connects without authentication"),
-		invalid(bad != "", "-hosts must be HOST or HOST:PORT (port 1 to 65535, no scheme or path): %q is not", bad),
+		invalid(bad != "", "-hosts: %s", bad),
 		invalid(keyspace == "", "no keyspace: give -keyspace (an existing keyspace; the tables are created in it)"),
 		invalid(format != "table" && format != "json", "-o must be table or json, not %q", format),
 		invalid(cfg.workers < 1 || cfg.workers > 1<<14, "-workers must be in [1, 16384], not %d", cfg.workers),

@@ -82,6 +82,9 @@ func parseStore(spec string) (storeSpec, error) {
 		if len(cli.SplitList(h)) == 0 {
 			return bad("no host")
 		}
+		if why := addressProblem("cassandra", cli.SplitList(h)); why != "" {
+			return bad(why)
+		}
 		return storeSpec{kind: kind, hosts: cli.SplitList(h), keyspace: ks}, nil
 	case "riak":
 		parts := strings.Split(rest, "/")
@@ -129,7 +132,8 @@ func checkAddresses(kind string, addrs []string) error {
 
 // addressProblem says what is wrong with the addresses of a Cassandra or
 // Riak store, or "": one holds credentials (noCredentials; the address is
-// not printed), or a Riak address has no port.
+// not printed), a Riak address has no port, or one is not HOST or
+// HOST:PORT (cli.AddressProblem).
 func addressProblem(kind string, addrs []string) string {
 	for _, a := range addrs {
 		if strings.Contains(a, "@") {
@@ -137,6 +141,9 @@ func addressProblem(kind string, addrs []string) string {
 		}
 		if _, _, err := net.SplitHostPort(a); kind == "riak" && err != nil {
 			return fmt.Sprintf("riak address %q: want host:port", a)
+		}
+		if why := cli.AddressProblem(a); why != "" {
+			return why
 		}
 	}
 	return ""

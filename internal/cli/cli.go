@@ -5,7 +5,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -72,6 +74,23 @@ func SplitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// AddressProblem says what is wrong with a store address written HOST or
+// HOST:PORT, or "": a scheme, a path or a space, or a port that is not 1
+// to 65535. A bare IPv6 address passes, as the drivers take it.
+func AddressProblem(addr string) string {
+	if strings.ContainsAny(addr, "/ ") {
+		return fmt.Sprintf("address %q: want HOST or HOST:PORT, no scheme or path", addr)
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "" // no port: a name, an IPv4 or a bare IPv6 address
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Sprintf("address %q: port %q is not 1 to 65535", addr, port)
+	}
+	return ""
 }
 
 // Either returns yes when cond holds, else no.

@@ -73,6 +73,19 @@ func TestSplitList(t *testing.T) {
 	}
 }
 
+func TestAddressProblem(t *testing.T) {
+	for _, a := range []string{"db1", "127.0.0.1", "127.0.0.1:9042", "[::1]:9042", "::1", "riak.internal:8087", "h:65535", "h:1"} {
+		if why := cli.AddressProblem(a); why != "" {
+			t.Errorf("AddressProblem(%q) = %q, want none", a, why)
+		}
+	}
+	for _, a := range []string{"http://x", "h/ks", "db 1", "h:0", "h:65536", "127.0.0.1:99999", "h:port", "h:-1", "h:"} {
+		if why := cli.AddressProblem(a); why == "" {
+			t.Errorf("AddressProblem(%q) found nothing wrong", a)
+		}
+	}
+}
+
 func ExampleSentinelNames() {
 	err := fmt.Errorf("reading key: %w", crdt.ErrInvalidKey)
 	fmt.Println(cli.SentinelNames(err, list))
