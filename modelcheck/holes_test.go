@@ -215,12 +215,16 @@ func shardedTwoNScope() Scope {
 }
 
 // shardedStaleScope (hole 4): Sharded(2) credits x; then Sharded(1)'s
-// first use, whose read of the account key may be stale, retries x.
+// first use, whose reads of the account's keys may be stale, retries x.
+// Record reads are not: SPEC.md 6.11 ("Reads of records") assumes a
+// record Fetch reflects every record Put acknowledged before it, and
+// with two faults a stale marker and a stale record of x, outside that
+// assumption, let Sharded(1) apply x again.
 func shardedStaleScope() Scope {
 	txns := []Txn{{ID: "x", Amount: 1}}
 	faults, _ := bounds(1, 0, 2, 0)
 	return Scope{
-		Name: "hole4-sharded-stale", Fates: Of(Stale), MaxFaults: faults,
+		Name: "hole4-sharded-stale", Fates: Of(Stale), KeyFates: countersOnly(Of(Stale)), MaxFaults: faults,
 		Build: func(w *World) {
 			s2, _ := ledger.NewSharded(w.Store, "acct", 2, ledgerOptions(w, "a", small))
 			s1, _ := ledger.NewSharded(w.Store, "acct", 1, ledgerOptions(w, "b", small))
