@@ -19,16 +19,16 @@ func OutcomeOf(err error) string {
 		return OK
 	case errors.Is(err, crdt.ErrAmbiguousWrite):
 		return Ambiguous
-	case errors.Is(err, crdt.ErrOutsideWindow):
-		return OutsideWindow
-	case errors.Is(err, crdt.ErrExpired):
-		return Expired
 	case errors.Is(err, context.Canceled):
 		return Canceled
 	case errors.Is(err, context.DeadlineExceeded):
 		return Timeout
 	case errors.Is(err, crdt.ErrUnavailable):
 		return Unavailable
+	case errors.Is(err, crdt.ErrOutsideWindow):
+		return OutsideWindow
+	case errors.Is(err, crdt.ErrExpired):
+		return Expired
 	case errors.Is(err, crdt.ErrInvalidActor), errors.Is(err, crdt.ErrInvalidTxnID), errors.Is(err, crdt.ErrInvalidAmount),
 		errors.Is(err, crdt.ErrConflictingTransaction), errors.Is(err, crdt.ErrOverflow), errors.Is(err, crdt.ErrInvalidIdentifier),
 		errors.Is(err, crdt.ErrInvalidConfig):

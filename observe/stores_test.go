@@ -135,6 +135,12 @@ func TestOutcomeOf(t *testing.T) {
 		context.DeadlineExceeded: observe.Timeout,
 		fmt.Errorf("%w: %w", crdt.ErrUnavailable, context.Canceled):    observe.Canceled,
 		fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, context.Canceled): observe.Ambiguous,
+		// In ErrorType's order, so that outcome and error.type agree: a
+		// context that ended is not a window refusal (it was, while
+		// error.type said canceled or timeout).
+		fmt.Errorf("%w: %w", crdt.ErrOutsideWindow, context.Canceled):    observe.Canceled,
+		fmt.Errorf("%w: %w", crdt.ErrExpired, context.DeadlineExceeded):  observe.Timeout,
+		fmt.Errorf("%w: %w", crdt.ErrOutsideWindow, crdt.ErrUnavailable): observe.Unavailable,
 		// A tally flush whose outcome stays unknown for good: a failure,
 		// not a window refusal, named as ErrorType names it.
 		fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, crdt.ErrExpired): observe.Ambiguous,
