@@ -64,7 +64,7 @@ func (l *Ledger) run(c call) (Result, error) {
 			if !l.await(self) {
 				err := c.ctx.Err()
 				if l.opts.Observer != nil {
-					c.op.End(observe.Event{Err: err})
+					c.op.End(refusal(err)) // one attempt, as any refusal
 				}
 				return Result{}, err
 			}
