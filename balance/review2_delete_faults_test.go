@@ -22,8 +22,7 @@ func TestReview2DeleteFaultAtEveryCall(t *testing.T) {
 	faults := []faulty.Fault{faulty.Refuse, faulty.Lose, faulty.LoseAck}
 	run := func(t *testing.T, fault faulty.Fault, k int) (string, int) {
 		ctx := context.Background()
-		enumBase = worldStart(t0)
-		c := &testClock{t: enumBase}
+		c := &testClock{t: worldStart(t0)}
 		st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 		inDelete, n, refusedRead := false, 0, false
 		st.SetPolicy(func(call faulty.Call) faulty.Fault {

@@ -26,8 +26,7 @@ func TestReview2DeleteIdleAccountLeavesNothing(t *testing.T) {
 		for _, refuse := range []string{"none", "rows", "mark", "all"} {
 			t.Run(fmt.Sprintf("idle%v/refuse-%s", idle, refuse), func(t *testing.T) {
 				ctx := context.Background()
-				enumBase = worldStart(t0)
-				c := &testClock{t: enumBase}
+				c := &testClock{t: worldStart(t0)}
 				mem := memory.NewPartitions()
 				st := faulty.NewPartitions(mem, faulty.Options{})
 				written := map[string]bool{}

@@ -79,8 +79,7 @@ func TestReview2LayoutRaceEveryOrder(t *testing.T) {
 		for _, order := range orders(3, 3) {
 			t.Run(fmt.Sprintf("same=%v/%v", same, order), func(t *testing.T) {
 				ctx := context.Background()
-				enumBase = worldStart(t0)
-				c := &testClock{t: enumBase}
+				c := &testClock{t: worldStart(t0)}
 				mem := memory.NewPartitions()
 				events := make(chan int)
 				gs := make([]*gated, 2)

@@ -24,8 +24,7 @@ func TestReview2TxnTimeMergeFaultAtEveryCall(t *testing.T) {
 	faults := []faulty.Fault{faulty.Refuse, faulty.Lose, faulty.LoseAck, faulty.Hold, faulty.Unclassified}
 	run := func(t *testing.T, fault faulty.Fault, deliver bool, k int) int {
 		ctx := context.Background()
-		enumBase = worldStart(t0)
-		t0 := enumBase
+		t0 := worldStart(t0)
 		c := &testClock{t: t0}
 		st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 		inMerge, n := false, 0

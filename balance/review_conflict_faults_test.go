@@ -26,8 +26,7 @@ func TestReviewReusedIDMergeFaultAtEveryCall(t *testing.T) {
 	const calls = 9
 	run := func(t *testing.T, f faulty.Fault, k int) {
 		ctx := context.Background()
-		enumBase = worldStart(t0)
-		c := &testClock{t: enumBase}
+		c := &testClock{t: worldStart(t0)}
 		st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 		inMerge, n := false, 0
 		st.SetPolicy(func(call faulty.Call) faulty.Fault {

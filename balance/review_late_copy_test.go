@@ -25,8 +25,7 @@ type reviewWriterKey struct{}
 func TestReviewLateCopyAfterRecordingMerge(t *testing.T) {
 	run := func(t *testing.T, gap time.Duration, mergesBefore, landAfter int) {
 		ctx := context.Background()
-		enumBase = worldStart(t0)
-		c := &testClock{t: enumBase}
+		c := &testClock{t: worldStart(t0)}
 		st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 		hold, fired := false, false
 		st.SetPolicy(func(call faulty.Call) faulty.Fault {

@@ -56,8 +56,7 @@ func TestReviewMergeFaultAtEveryCall(t *testing.T) {
 	}
 	run := func(t *testing.T, v variant, k int) (calls int) {
 		ctx := context.Background()
-		enumBase = worldStart(t0)
-		c := &testClock{t: enumBase}
+		c := &testClock{t: worldStart(t0)}
 		st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 		inMerge, n := false, 0
 		st.SetPolicy(func(call faulty.Call) faulty.Fault {
@@ -198,8 +197,7 @@ func TestReviewHeldCopyAroundEveryMergeCall(t *testing.T) {
 	const calls = 10 // more than a merge of this account makes
 	run := func(t *testing.T, holder int, copyToo bool, j, k int) {
 		ctx := context.Background()
-		enumBase = worldStart(t0)
-		c := &testClock{t: enumBase}
+		c := &testClock{t: worldStart(t0)}
 		st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 		inMerge, hold, n, hn := false, false, 0, 0
 		st.SetPolicy(func(call faulty.Call) faulty.Fault {

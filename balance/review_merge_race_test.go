@@ -32,8 +32,7 @@ func TestReviewMergeRacesAtEveryCall(t *testing.T) {
 	const want = 13
 	run := func(t *testing.T, stopAt int, bOff time.Duration) {
 		ctx := context.Background()
-		enumBase = worldStart(t0)
-		c := &testClock{t: enumBase}
+		c := &testClock{t: worldStart(t0)}
 		st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 		stopped, resume := make(chan struct{}), make(chan struct{})
 		n := 0

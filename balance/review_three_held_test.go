@@ -23,8 +23,7 @@ func TestReviewThreeHeldCopies(t *testing.T) {
 	const never = 4
 	run := func(t *testing.T, land [3]int) {
 		ctx := context.Background()
-		enumBase = worldStart(t0)
-		c := &testClock{t: enumBase}
+		c := &testClock{t: worldStart(t0)}
 		st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 		hold := false
 		st.SetPolicy(func(call faulty.Call) faulty.Fault {

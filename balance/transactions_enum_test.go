@@ -49,9 +49,6 @@ type txnWorld struct {
 	illegal     bool      // the sequence broke the timing assumptions: skip it
 }
 
-// enumBase is the start of the current run's clock (worldStart).
-var enumBase = t0
-
 // worldStart returns when a new run's clocks start: a day after every
 // write stamp the process has handed out, and no earlier than from. The
 // process's write clock never goes back (internal/stamp), so a run whose
@@ -64,8 +61,7 @@ func worldStart(from time.Time) time.Time {
 }
 
 func newTxnWorld() *txnWorld {
-	enumBase = worldStart(t0)
-	w := &txnWorld{ctx: context.Background(), c: &testClock{t: enumBase}}
+	w := &txnWorld{ctx: context.Background(), c: &testClock{t: worldStart(t0)}}
 	w.st = faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 	w.st.SetPolicy(func(call faulty.Call) faulty.Fault {
 		switch {
