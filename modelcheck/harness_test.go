@@ -386,7 +386,10 @@ func storedAccount(w *World, key string, c bounded.Options) (*bounded.Counter, e
 // fault-free write is one whose operation had no call faulted: a fault on
 // the calls a retirement makes (a record refused, say) delays the
 // retirement to a later write, and a write held in flight counts for
-// nothing.
+// nothing. Incarnations whose entries hold one transaction retire
+// together, all or none (SPEC.md 6.10, RetireAll), so each is dated by
+// the last write of any of them: a write of one that lands late keeps
+// the others live too.
 func checkRetired(w *World, key string, c tpncounter.Options, retireAfter time.Duration) {
 	w.CheckEnd("idle incarnations retired", func() error {
 		state, err := storedState(w, key, c)
@@ -394,10 +397,11 @@ func checkRetired(w *World, key string, c tpncounter.Options, retireAfter time.D
 			return err
 		}
 		lands := w.Store.Landings(key)
+		group := retireGroups(state)
 		for a := range state.LiveActors() {
 			last := -1
 			for i, l := range lands {
-				if l.Actor == a {
+				if group[l.Actor] == group[a] && group[a] != "" {
 					last = i
 				}
 			}
@@ -420,6 +424,37 @@ func checkRetired(w *World, key string, c tpncounter.Options, retireAfter time.D
 		}
 		return nil
 	})
+}
+
+// retireGroups names, for each live actor of state, the group it retires
+// with: the actors linked to it by transactions their live entries both
+// hold (the first actor of the group to be seen names it).
+func retireGroups(state *tpncounter.Counter) map[crdt.ActorID]crdt.ActorID {
+	group := map[crdt.ActorID]crdt.ActorID{}
+	var find func(crdt.ActorID) crdt.ActorID
+	find = func(a crdt.ActorID) crdt.ActorID {
+		if g := group[a]; g != a {
+			group[a] = find(g)
+		}
+		return group[a]
+	}
+	holder := map[crdt.TxnID]crdt.ActorID{}
+	for a := range state.LiveActors() {
+		if _, ok := group[a]; !ok {
+			group[a] = a
+		}
+		for x := range state.Transactions(a) {
+			if h, ok := holder[x]; ok {
+				group[find(a)] = find(h)
+			} else {
+				holder[x] = a
+			}
+		}
+	}
+	for a := range group {
+		group[a] = find(a)
+	}
+	return group
 }
 
 // run explores s, logs its counts, and fails with the first violation's
@@ -490,5 +525,32 @@ func findViolation(t *testing.T, s Scope) *Violation {
 func advanceIfNoneHeld(w *World, d time.Duration) {
 	if w.Store.Held() == 0 {
 		w.Clock.Advance(d)
+	}
+}
+
+// TestRetireGroups: actors whose live entries hold one transaction (two
+// replicas applied it before they met), or are linked through others
+// that do, are one group.
+func TestRetireGroups(t *testing.T) {
+	replica := func(applies ...string) *tpncounter.Counter {
+		c, err := tpncounter.New(small)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, at := range applies {
+			actor, txn, _ := strings.Cut(at, ":")
+			if out, err := c.Apply(crdt.ActorID(actor), crdt.TxnID(txn), 1); err != nil || out != tpncounter.Applied {
+				t.Fatalf("%s: %v %v", at, out, err)
+			}
+		}
+		return c
+	}
+	state := replica("a:x", "c:y", "d:z", "d:w")
+	if err := state.Merge(replica("b:x", "e:w", "e:v")); err != nil {
+		t.Fatal(err)
+	}
+	g := retireGroups(state)
+	if g["a"] != g["b"] || g["d"] != g["e"] || g["a"] == g["c"] || g["a"] == g["d"] || g["c"] == g["d"] || len(g) != 5 {
+		t.Fatalf("groups %v; want {a b} {c} {d e}", g)
 	}
 }

@@ -162,15 +162,19 @@ func pow10(k int) int64 {
 // retireSharedScope (hole 2): A's write of x may be held; after an error
 // the client retries x on B; both go idle while C writes for hours with
 // RetireAfter 1h. A and B must end up retired.
-func retireSharedScope() Scope {
+func retireSharedScope() Scope { return retireSharedScopeOf("hole2-retire-shared", time.Hour) }
+
+// retireSharedScopeOf is hole 2's scope with ledgers of the given
+// RetireAfter (negative: they never retire), checked against 1h.
+func retireSharedScopeOf(name string, retireAfter time.Duration) Scope {
 	txns := []Txn{{ID: "x", Amount: 1}, {ID: "c1", Amount: 10}, {ID: "c2", Amount: 100}, {ID: "c3", Amount: 1000}, {ID: "c4", Amount: 10000}}
 	faults, pre := bounds(2, 0, 2, 1)
 	return Scope{
-		Name: "hole2-retire-shared", Fates: Of(Hold, Refuse), MaxFaults: faults, MaxPreemptions: pre,
+		Name: name, Fates: Of(Hold, Refuse), MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *World) {
 			opts := func(actor string) ledger.Options {
 				o := ledgerOptions(w, actor, small)
-				o.RetireAfter = time.Hour
+				o.RetireAfter = retireAfter
 				return o
 			}
 			a, b, c := mustLedger(w.Store, "k", opts("a")), mustLedger(w.Store, "k", opts("b")), mustLedger(w.Store, "k", opts("c"))

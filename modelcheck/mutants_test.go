@@ -104,6 +104,9 @@ func TestCatchesBrokenWindows(t *testing.T) {
 		afterWindowScope("broken-long-window-timed", true, 2*day, day+time.Hour),
 		// RetireAfter negative: idle incarnations are never retired.
 		retireScopeOf("broken-never-retires", patient, -1, nil),
+		// The same where two idle incarnations share a transaction, which
+		// they retire with together (hole 2's scope).
+		retireSharedScopeOf("broken-never-retires-shared", -1),
 		// A store that acknowledges transaction records and drops them:
 		// a retry after a retirement is applied again.
 		retireScopeOf("broken-records-dropped", late, time.Hour, func(w *World) store.Siblings { return recordDropStore{w.Store} }),
