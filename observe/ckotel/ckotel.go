@@ -24,15 +24,17 @@
 // A driver operation is an Internal span named "counterkit <component>
 // <op>", begun when the operation begins (observe.Start), so the store
 // calls it makes are its children: Client spans named by the call and its
-// target ("fetch", or "fetch <collection>"), with the database semantic
+// target ("fetch", "fetch <collection>", or "fetch <namespace>" when no
+// collection is set), with the database semantic
 // conventions (db.system.name, db.operation.name, db.namespace,
 // db.collection.name, db.response.returned_rows, db.operation.batch.size).
 // An operation with an error has error.type naming the crdt sentinel its
 // error wraps (observe.ErrorType); a failed one (observe.Event.Failed: not
 // a refusal of its input or its age, nor canceled by its caller) also has
 // status Error and an exception event of that type, whose message is the
-// sentinel's text (observe.ErrorSummary). Non-zero counts (observe.Event.Counts, and lag in seconds)
-// are attributes under counterkit.*.
+// sentinel's text (observe.ErrorSummary). Non-zero counts
+// (observe.Event.Counts, and lag in seconds, negative when the writers'
+// clocks disagree) are attributes under counterkit.*.
 //
 // # Metrics
 //
@@ -54,10 +56,10 @@
 //	counterkit.duplicates          counter    retries recognised (outcome: duplicate, duplicate_folded)
 //	counterkit.window.refusals     counter    updates refused for their time: outside the window, or expired
 //	counterkit.siblings.merged     counter    stored values merged beyond the first
-//	counterkit.conflicts           gauge      ids held with two amounts in the state last read or written (a ledger's; a balance account's when it has any)
+//	counterkit.conflicts           gauge      ids held with two amounts in the state last read or written: a ledger's; for balance, the last read or merge that found any (one that finds none records nothing)
 //	counterkit.gc.folded           counter    shards, cells or rows a GC or merge folded
 //	counterkit.actors.retired      counter    actor entries a ledger write retired
-//	counterkit.gc.lag              histogram  s: how far behind a GC or merge ran
+//	counterkit.gc.lag              histogram  s: how far behind a GC or merge ran (positive lags; a negative one is on the span only)
 //	counterkit.state.actors        gauge      actors in the state written or read
 //
 // and for both (with the attributes of each):
@@ -73,6 +75,7 @@ package ckotel
 import (
 	"cmp"
 	"context"
+	"reflect"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -117,8 +120,9 @@ const (
 // Options configure the bridge.
 type Options struct {
 	// MeterProvider and TracerProvider receive the metrics and spans; nil
-	// means OpenTelemetry's global providers (otel.GetMeterProvider,
-	// otel.GetTracerProvider), which do nothing until one is set.
+	// (a nil interface, or a nil pointer in one) means OpenTelemetry's
+	// global providers (otel.GetMeterProvider, otel.GetTracerProvider),
+	// which do nothing until one is set.
 	MeterProvider  metric.MeterProvider
 	TracerProvider trace.TracerProvider
 	// DBSystem is db.system.name for store calls whose backend the
@@ -145,8 +149,8 @@ type bridge struct {
 // New returns an Observer (an observe.Starter) recording into the
 // providers of o. The error is the meter's error creating an instrument.
 func New(o Options) (observe.Observer, error) {
-	mp := cmp.Or(o.MeterProvider, otel.GetMeterProvider())
-	tp := cmp.Or(o.TracerProvider, otel.GetTracerProvider())
+	mp := orGlobal(o.MeterProvider, otel.GetMeterProvider)
+	tp := orGlobal(o.TracerProvider, otel.GetTracerProvider)
 	m := mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version), metric.WithSchemaURL(semconv.SchemaURL))
 	b := &bridge{opts: o,
 		tracer: tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version), trace.WithSchemaURL(semconv.SchemaURL))}
@@ -212,6 +216,15 @@ func (b *bridge) startAttrs(e observe.Event) []attribute.KeyValue {
 	return a
 }
 
+// orGlobal returns p, or global() when p is nil or holds a nil pointer (a
+// provider declared and left unset), whose methods would panic.
+func orGlobal[P any](p P, global func() P) P {
+	if v := reflect.ValueOf(p); !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil() {
+		return global()
+	}
+	return p
+}
+
 // spanStart is the name and options of e's span.
 func (b *bridge) spanStart(e observe.Event) (string, []trace.SpanStartOption) {
 	opts := []trace.SpanStartOption{trace.WithTimestamp(e.Start), trace.WithAttributes(b.startAttrs(e)...)}
@@ -270,7 +283,7 @@ func (b *bridge) finish(span trace.Span, e observe.Event) {
 		}
 	} else {
 		e.Counts(func(k string, v int) { a = append(a, attribute.Int("counterkit."+k, v)) })
-		if e.Lag > 0 {
+		if e.Lag != 0 {
 			a = append(a, attribute.Float64("counterkit.lag", e.Lag.Seconds()))
 		}
 	}

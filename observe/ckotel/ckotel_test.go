@@ -433,6 +433,66 @@ func TestNewWithGlobalProviders(t *testing.T) {
 	op.End(observe.Event{})
 }
 
+// A provider declared and left unset (a nil pointer in the interface)
+// means the global one too, rather than a panic at the first call.
+func TestNewWithNilPointerProviders(t *testing.T) {
+	var mp *sdkmetric.MeterProvider
+	var tp *sdktrace.TracerProvider
+	obs, err := ckotel.New(ckotel.Options{MeterProvider: mp, TracerProvider: tp})
+	require.NoError(t, err)
+	ctx, op := observe.Start(context.Background(), obs, "ledger", "update")
+	require.False(t, trace.SpanFromContext(ctx).SpanContext().IsValid())
+	op.End(observe.Event{Attempts: 1, Actors: 1})
+}
+
+// A store call's span is named by its collection, else its namespace,
+// else its operation alone.
+func TestStoreSpanNames(t *testing.T) {
+	for _, c := range []struct {
+		o    ckotel.Options
+		want string
+	}{
+		{ckotel.Options{DBNamespace: "ks", DBCollection: "tbl"}, "fetch tbl"},
+		{ckotel.Options{DBNamespace: "ks"}, "fetch ks"},
+		{ckotel.Options{}, "fetch"},
+	} {
+		s := newSDK()
+		obs := s.bridge(t, c.o)
+		_, _, err := observe.Siblings(memory.NewSiblings(), obs).Fetch(context.Background(), "k")
+		require.NoError(t, err)
+		spans := s.spans.Ended()
+		require.Len(t, spans, 1)
+		require.Equal(t, c.want, spans[0].Name(), "%+v", c.o)
+	}
+}
+
+// A negative lag (writers' clocks that disagree) is a span attribute, as
+// any non-zero count; the lag histogram records positive lags only.
+func TestNegativeLag(t *testing.T) {
+	s := newSDK()
+	obs := s.bridge(t, ckotel.Options{})
+	for _, lag := range []time.Duration{-2 * time.Second, 3 * time.Second} {
+		_, op := observe.Start(context.Background(), obs, "balance", "merge")
+		op.End(observe.Event{Attempts: 1, Lag: lag})
+	}
+	var got []string
+	for _, sp := range s.spans.Ended() {
+		for _, kv := range sp.Attributes() {
+			if kv.Key == "counterkit.lag" {
+				got = append(got, kv.Value.Emit())
+			}
+		}
+	}
+	require.Equal(t, []string{"-2", "3"}, got)
+	lag, err := checkHistogram(s.metrics(t), "counterkit.gc.lag", "s", ckotel.LagBuckets)
+	require.NoError(t, err)
+	var n uint64
+	for _, c := range lag {
+		n += c
+	}
+	require.EqualValues(t, 1, n, "the positive lag alone: %v", lag)
+}
+
 // ackLoser loses the acknowledgement of the next n Puts (they land).
 type ackLoser struct {
 	store.Siblings
