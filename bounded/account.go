@@ -318,7 +318,7 @@ func (a *Account) updateLocked(ctx context.Context, txn crdt.TxnID, amount int64
 		}
 		return res, refusal
 	}
-	if err != nil && !appliedHere && (errors.Is(err, crdt.ErrUnavailable) || errors.Is(err, crdt.ErrAmbiguousWrite)) && a.stored(txn) {
+	if err != nil && !appliedHere && (errors.Is(err, crdt.ErrUnavailable) || errors.Is(err, crdt.ErrAmbiguousWrite)) && a.stored(txn, amount) {
 		// The transaction is in the store, by this account's landed write
 		// or another actor's: only a resend failed, and the caller's
 		// operation is done.
@@ -553,10 +553,14 @@ func (a *Account) flush(ctx context.Context) error {
 // good.
 func (a *Account) confirmed(txn crdt.TxnID) { delete(a.unconfirmed, txn) }
 
-// stored reports whether txn is known to be in the store: held by another
-// actor in a.cyc.Local, or by this account with no write pending.
-func (a *Account) stored(txn crdt.TxnID) bool {
-	return slices.ContainsFunc(a.cyc.Local.Holders(txn), func(h Holder) bool { return h.Actor != a.writer || !a.cyc.Pending })
+// stored reports whether txn is known to be in the store with amount
+// (signed): held so by another actor in a.cyc.Local, or by this account
+// with no write pending. A copy of another amount is no answer: the call
+// conflicts with it, which only a read can tell the caller.
+func (a *Account) stored(txn crdt.TxnID, amount int64) bool {
+	return slices.ContainsFunc(a.cyc.Local.Holders(txn), func(h Holder) bool {
+		return h.Amount == amount && (h.Actor != a.writer || !a.cyc.Pending)
+	})
 }
 
 // spendable is this account's rights in c less its unconfirmed credits,
