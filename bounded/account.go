@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -71,6 +72,9 @@ type AccountOptions struct {
 	RetryWindow time.Duration
 
 	// Clock returns the current time for RetryWindow. Nil means time.Now.
+	// A call made while it reads outside 1970..2262, where no transaction
+	// record can be timed, fails with crdt.ErrInvalidConfig before it
+	// reads or writes.
 	Clock func() time.Time
 }
 
@@ -87,7 +91,7 @@ type Result struct {
 	// crdt.ErrAmbiguousWrite, which this call may then be the one to
 	// land (SPEC.md 13.5). Zero without a transaction.
 	Outcome  Outcome
-	Attempts int   // fetch-merge-put cycles run (at least 1)
+	Attempts int   // fetch-merge-put cycles run (0 for input refused before any)
 	Landed   bool  // the write is known to be in the store (or not needed)
 	Value    int64 // math.MaxInt64 past it (see Account.Value)
 	Rights   int64 // what this account may debit now
@@ -98,9 +102,9 @@ type Result struct {
 	Granted int64
 	// Requested is, after a refused debit, this account's outstanding
 	// request once the call ended (SPEC.md 13.5): the shortfall, or more
-	// while an earlier refused debit's larger request is not met, and 0
-	// when nothing is asked (a debit the whole balance above the bound is
-	// short of asks nothing).
+	// while an earlier refused debit's larger request is not met. A debit
+	// the whole balance above the bound is short of asks nothing: 0 then,
+	// or an earlier request still outstanding.
 	Requested int64
 }
 
@@ -656,7 +660,8 @@ func (a *Account) Value(ctx context.Context) (int64, error) {
 
 // Close withdraws this account's own request, gives every right it may
 // spend to the outstanding requests its read shows, then to heir (when
-// not empty), writes, and makes every later call fail with ErrClosed.
+// not empty), writes, and makes every later call fail with ErrClosed (a
+// call with invalid input fails with its input's error first).
 // Rights with no taker stay with this incarnation: with no heir, a request
 // its read did not show (written at the same time, or hidden by a stale
 // read) is never met from them (SPEC.md 13.5). An heir that is another
@@ -714,6 +719,10 @@ func (a *Account) read(ctx context.Context) (merged *Counter, token store.Token,
 	if err := ctx.Err(); err != nil {
 		return nil, nil, false, 0, err
 	}
+	if now := a.opts.Clock(); !now.After(time.Unix(0, 0)) || now.After(time.Unix(0, math.MaxInt64)) {
+		// No record made now could be written (SPEC.md 13.5 "Records").
+		return nil, nil, false, 0, fmt.Errorf("%w: bounded %q: the clock reads %v, outside 1970..2262 where transaction records are timed (AccountOptions.Clock)", crdt.ErrInvalidConfig, a.key, now)
+	}
 	sibs, token, err := a.st.Fetch(ctx, a.key)
 	if err != nil {
 		return nil, nil, false, 0, fmt.Errorf("bounded %q: fetch: %w", a.key, err)
@@ -739,6 +748,7 @@ func (o accountOps) Absorb(dst *Counter, sibs [][]byte) (held bool, err error) {
 	covered := make(map[crdt.ActorID]bool, len(orig))
 	for i, b := range sibs {
 		if err := dst.mergeEncoded(b, orig, covered); err != nil {
+			dst.restore(orig)
 			return false, fmt.Errorf("bounded %q: sibling %d of %d: %w", o.a.key, i+1, len(sibs), err)
 		}
 	}
@@ -752,6 +762,7 @@ func (o accountOps) Absorb(dst *Counter, sibs [][]byte) (held bool, err error) {
 	// refuse. One sibling holding all dst held merged nothing new.
 	if len(sibs) > 1 || !held {
 		if err := dst.checkRights(); err != nil {
+			dst.restore(orig) // else every later read of this Account merges into it
 			return false, fmt.Errorf("bounded %q: the merge of %d siblings (an actor forked?): %w", o.a.key, len(sibs), err)
 		}
 	}

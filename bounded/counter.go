@@ -808,6 +808,16 @@ func (c *Counter) mergeEntries(win []actorEntry) error {
 	return nil
 }
 
+// restore puts back the entries c held when orig was taken, undoing a
+// merge since (a merge only adds and replaces entries).
+func (c *Counter) restore(orig map[crdt.ActorID]*entry) {
+	for a, e := range c.entries {
+		if orig[a] != e {
+			c.install(a, orig[a])
+		}
+	}
+}
+
 // Clone returns a copy that shares no mutable memory with c.
 func (c *Counter) Clone() *Counter {
 	n := &Counter{o: c.o, value: c.value}
