@@ -6,8 +6,13 @@ import (
 )
 
 // Sentinel errors, grouped by the operation that returns them. Every error
-// returned by counterkit wraps exactly one of these, so callers test with
-// errors.Is and never compare strings. Adapters wrap driver errors so that
+// returned by counterkit wraps one of these, so callers test with
+// errors.Is and never compare strings; a few join two, as their
+// operation's doc says (a write whose outcome is unknown and whose resend
+// was refused is ErrAmbiguousWrite and ErrUnavailable). The exception is a
+// call stopped by its context, which may return the context's error
+// (context.Canceled, context.DeadlineExceeded) as it is: test for those
+// with errors.Is too. Adapters wrap driver errors so that
 // errors.Is(err, crdt.ErrX) and errors.As(err, &driverErr) both work.
 
 // Errors returned when validating input to Apply-style operations.

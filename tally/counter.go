@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -136,7 +137,20 @@ func New[A Aggregate[A]](s store.Partitions, key string, cfg Options) (*Counter[
 // Key returns the counter's key.
 func (c *Counter[A]) Key() string { return c.key }
 
-func (c *Counter[A]) nowMicros() int64 { return c.cfg.Clock().UnixMicro() }
+// nowMicros is the clock in µs since 1970, held at the int64 ends for a
+// clock beyond them (where time.UnixMicro wraps).
+func (c *Counter[A]) nowMicros() int64 {
+	switch now := c.cfg.Clock(); {
+	case now.After(lastMicro):
+		return math.MaxInt64
+	case now.Before(firstMicro):
+		return math.MinInt64
+	default:
+		return now.UnixMicro()
+	}
+}
+
+var firstMicro, lastMicro = time.UnixMicro(math.MinInt64), time.UnixMicro(math.MaxInt64)
 
 // Read returns the tally combined with every shard not yet folded into
 // it, from one store read that may be stale (store.ReadAny): it can miss
@@ -240,7 +254,7 @@ func (c *Counter[A]) read(ctx context.Context, complete bool) (A, int, error) {
 type GCPlan struct {
 	Batch  GCBatch // no deletes when there is nothing to do
 	Folded int     // shards newly combined into the tally
-	Live   int     // shards left in place: not yet final, or past what the tally's encoding holds
+	Live   int     // shards left in place: not yet final, past what the tally's encoding holds, or past one batch's deletes
 }
 
 // groupSize is the number of shards sharing the first one's expires_at
@@ -260,12 +274,21 @@ func (p GCPlan) Empty() bool { return len(p.Batch.Delete) == 0 }
 // every final shard (expires_at < now − Grace) into the tally, writing
 // nothing. When the folded tally would pass what its encoding holds (a Sum
 // or Stats past int64 or 2^128), it folds the longest run of final shards,
-// by expires_at, whose tally fits, and leaves the others to reads. Applying the plan late, twice, or in any order with another
-// GC's converges to the same state.
+// by expires_at, whose tally fits, and leaves the others to reads; it
+// folds no more shards than one batch deletes (store.MaxBatch − 1, the
+// rest wait for the next GC) and fails crdt.ErrTooLarge when more than
+// that expire at the first instant to fold (SPEC.md 7.4). Applying the
+// plan late, twice, or in any order with another GC's converges to the
+// same state.
 func (c *Counter[A]) PlanGC(ctx context.Context) (GCPlan, error) {
 	// The cutoff is taken before the read: a read that takes long then
 	// shows every write made before the cutoff (SPEC.md 7.5).
-	cutoff := c.nowMicros() - c.cfg.Grace.Microseconds()
+	cutoff := c.nowMicros()
+	if grace := c.cfg.Grace.Microseconds(); cutoff >= math.MinInt64+grace {
+		cutoff -= grace
+	} else {
+		cutoff = math.MinInt64
+	}
 	v, err := c.load(ctx, true)
 	if err != nil {
 		return GCPlan{}, err
@@ -346,8 +369,9 @@ func (c *Counter[A]) GC(ctx context.Context) (GCPlan, error) {
 	var st sendStats
 	plan, err := c.gc(ctx, &st)
 	e := event(st, err)
-	e.Folded, e.Bytes = plan.Folded, len(plan.Batch.Tally)
-	if plan.Folded > 0 {
+	e.Bytes = len(plan.Batch.Tally)
+	if err == nil && plan.Folded > 0 { // a batch not known to have landed folded nothing yet
+		e.Folded = plan.Folded
 		// The newest shard folded expired at WriteTS; the GC ran this long
 		// after.
 		e.Lag = c.cfg.Clock().Sub(time.UnixMicro(plan.Batch.WriteTS))

@@ -15,9 +15,11 @@ import (
 	"github.com/counterkit/counterkit/store"
 )
 
-// ErrUnresolved is returned by Stage, Flush and Update while a write's
-// outcome is unknown: call Retry or Abandon first. It wraps
-// crdt.ErrAmbiguousWrite.
+// ErrUnresolved is returned by Stage, Flush and Update while an earlier
+// write's outcome is unknown: call Retry or Abandon first. It wraps
+// crdt.ErrAmbiguousWrite, as that earlier write is, but the call that
+// returns it staged nothing: its update is not counted by any Retry, so
+// apply it again once the earlier write is resolved.
 var ErrUnresolved = fmt.Errorf("%w: tally: an earlier write is unresolved; call Retry or Abandon", crdt.ErrAmbiguousWrite)
 
 // Mutator owns one shard of a counter and overwrites it with its full
@@ -33,7 +35,9 @@ var ErrUnresolved = fmt.Errorf("%w: tally: an earlier write is unresolved; call 
 //   - nil: every update staged since the last success is counted, once;
 //   - an error wrapping crdt.ErrAmbiguousWrite: unknown. The mutator keeps
 //     the unresolved write and refuses new updates (ErrUnresolved) until
-//     Retry (counts it once) or Abandon (it is then not counted) succeeds;
+//     Retry (counts it once) or Abandon (it is then not counted) succeeds.
+//     Test for ErrUnresolved first: it wraps crdt.ErrAmbiguousWrite too,
+//     but its call's own update was refused, not written;
 //   - any other error (crdt.ErrUnavailable, crdt.ErrExpired, an encoding
 //     error): nothing was written; the staged updates are discarded and
 //     not counted, so the caller may apply them again.

@@ -82,13 +82,28 @@ func TestTallyOutcomes(t *testing.T) {
 	require.Empty(t, tr.Problems())
 
 	now = now.Add(tally.DefaultLifetime + tally.DefaultGrace + time.Minute)
+	// A GC whose batch is refused or lost folded nothing known
+	// (observe.Event.Folded): no folds, no lag.
+	for _, f := range []faulty.Fault{faulty.Refuse, faulty.Lose} {
+		fs.SetPolicy(faulty.Only(func(faulty.Call) faulty.Fault { return f }, faulty.MethodApply))
+		tr.Reset()
+		plan, err := c.GC(ctx)
+		require.Error(t, err)
+		require.Positive(t, plan.Folded, "the plan had shards to fold")
+		evs = tr.Events("tally")
+		require.Len(t, evs, 1)
+		require.Equal(t, [2]any{0, time.Duration(0)}, [2]any{evs[0].Folded, evs[0].Lag}, "%v: folds and lag reported", err)
+	}
+	fs.SetPolicy(nil)
 	tr.Reset()
-	_, err = c.GC(ctx)
+	plan, err := c.GC(ctx)
 	require.NoError(t, err)
 	evs = tr.Events("tally")
 	require.Len(t, evs, 1)
 	require.Equal(t, "gc", evs[0].Op)
 	require.Equal(t, 1, evs[0].Attempts)
+	require.Equal(t, plan.Folded, evs[0].Folded)
+	require.Positive(t, evs[0].Lag)
 	require.Empty(t, tr.Problems())
 }
 
