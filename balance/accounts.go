@@ -82,7 +82,8 @@ type Options struct {
 	// ("add"), Balance and Conflicts ("read"), Merge and Delete
 	// ("delete"), its store calls nested in it. Of Transactions, one per call: Apply ("add", outcome
 	// observe.Applied or observe.Duplicate when it succeeds, Attempts the
-	// record reads it made), Balance, Conflicts and Recorded ("read"),
+	// record reads it made), Balance and Conflicts ("read", with the
+	// conflicts read, 0 included), Recorded ("recorded"),
 	// Merge (all the row partitions' merges, counts summed) and Delete
 	// ("delete").
 	Observer observe.Observer

@@ -238,7 +238,7 @@ func TestTransactionsStoreCallsNested(t *testing.T) {
 		{"add", func() error { _, err := tx.Apply(ctx, "a", "t1", 5); return err }},
 		{"read", func() error { _, err := tx.Balance(ctx, "a"); return err }},
 		{"read", func() error { _, err := tx.Conflicts(ctx, "a"); return err }},
-		{"read", func() error { _, err := tx.Recorded(ctx, "a", "t1"); return err }},
+		{"recorded", func() error { _, err := tx.Recorded(ctx, "a", "t1"); return err }},
 		{"merge", func() error { now = now.Add(time.Hour); _, err := tx.Merge(ctx, "a"); return err }},
 		{"delete", func() error { return tx.Delete(ctx, "a") }},
 	} {

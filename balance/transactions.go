@@ -550,7 +550,7 @@ func (tx *Transactions) apply(ctx context.Context, account string, txn crdt.TxnI
 // window boundary. It checks the account's layout as Apply does (without
 // writing).
 func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.TxnID) ([]int64, error) {
-	ctx, op := tx.start(ctx, "read")
+	ctx, op := tx.start(ctx, "recorded")
 	defer endAborted(&op)
 	amounts, err := tx.recorded(ctx, account, txn)
 	rowlog.End(&op, err, observe.Event{Attempts: 1})

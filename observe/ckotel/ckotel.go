@@ -56,11 +56,11 @@
 //	counterkit.duplicates          counter    retries recognised (outcome: duplicate, duplicate_folded)
 //	counterkit.window.refusals     counter    updates refused for their time: outside the window, or expired
 //	counterkit.siblings.merged     counter    stored values merged beyond the first
-//	counterkit.conflicts           gauge      ids held with two amounts in the state last read or written: a ledger's; for balance, the last read or merge that found any (one that finds none records nothing)
+//	counterkit.conflicts           gauge      ids held with two amounts in the state last read or written: a ledger's; for balance, what the last read or merge found
 //	counterkit.gc.folded           counter    shards, cells or rows a GC or merge folded
 //	counterkit.actors.retired      counter    actor entries a ledger write retired
 //	counterkit.gc.lag              histogram  s: how far behind a GC or merge ran (positive lags; a negative one is on the span only)
-//	counterkit.state.actors        gauge      actors in the state written or read
+//	counterkit.state.actors        gauge      actors in the ledger state last written or read
 //
 // and for both (with the attributes of each):
 //
@@ -345,10 +345,26 @@ func (b *bridge) record(ctx context.Context, e observe.Event) {
 	if e.Lag > 0 {
 		b.lag.Record(ctx, e.Lag.Seconds(), set)
 	}
-	if e.Actors > 0 {
+	ledger, conflicts := stateGauges(e)
+	if ledger {
 		b.actors.Record(ctx, int64(e.Actors), set)
 	}
-	if e.Actors > 0 || e.Conflicts > 0 { // a ledger's state, or a balance account's conflicts
+	if conflicts {
 		b.conflicts.Record(ctx, int64(e.Conflicts), set)
 	}
+}
+
+// stateGauges reports whether e sets the actors and the conflicts gauges,
+// 0 included: a ledger's event carries the state it last read or wrote
+// (none before its first read: then it failed with both 0), a balance
+// read or merge the conflicts it read.
+func stateGauges(e observe.Event) (actors, conflicts bool) {
+	switch {
+	case e.Component == "ledger":
+		ok := e.Err == nil || e.Actors > 0
+		return ok, ok
+	case e.Component == "balance" && (e.Op == "read" || e.Op == "merge"):
+		return false, e.Err == nil || e.Conflicts > 0
+	}
+	return false, false
 }
