@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/bounded"
@@ -79,8 +81,11 @@ func dvRunBounded(v dvVector, replay bool) (dvVector, error) {
 	}
 	accounts := map[string]*bounded.Account{}
 	var actual, vector [][]byte
+	now := dvT0 // a step's clock moves it
 	for _, d := range v.Ledgers {
-		a, err := bounded.Open(st, o.Key, dvBoundedOptions(o, crdt.ActorID(d.Actor)))
+		opts := dvBoundedOptions(o, crdt.ActorID(d.Actor))
+		opts.Clock = func() time.Time { return now }
+		a, err := bounded.Open(st, o.Key, opts)
 		if err != nil {
 			return dvVector{}, err
 		}
@@ -132,7 +137,10 @@ func dvRunBounded(v dvVector, replay bool) (dvVector, error) {
 	for _, s := range v.Steps {
 		s.recKey = o.Key // record faults (dvRecFaults) name the txn
 		rec.begin(s)
-		got := dvStep{Op: s.Op, Note: s.Note, Ledger: s.Ledger, Txn: s.Txn, Amount: s.Amount, To: s.To}
+		if s.Clock != "" {
+			now = dvMustTime(s.Clock)
+		}
+		got := dvStep{Clock: s.Clock, Op: s.Op, Note: s.Note, Ledger: s.Ledger, Txn: s.Txn, Amount: s.Amount, To: s.To}
 		a := accounts[s.Ledger]
 		if a == nil {
 			return dvVector{}, fmt.Errorf("step %q: unknown account %q", s.Op, s.Ledger)
@@ -248,6 +256,7 @@ const (
 	dvbRecHeld       = "records: a credit is held back while the account's writes in doubt fill its window"
 	dvbRecLanded     = "records: a write in doubt is recorded once a read shows it landed"
 	dvbRecOwnDoubt   = "records: a duplicate of another account's copy writes its record while the account's own copy is in doubt"
+	dvbClockOutside  = "a clock outside 1970..2262 fails invalid_config before any store call"
 )
 
 func dvGenBounded() dvFile {
@@ -460,7 +469,19 @@ func dvbRecordVectors() []dvVector {
 			dvbNote(dvbOp("credit", "c", "x1", 5, "stale"), "c's read of the key is stale (no x1): x1's record answers: duplicate"),
 			dvbOp("value", "c", "", 0),
 		}},
+		{Name: dvbClockOutside, Options: dvbOptions(1, 0), Ledgers: abc, Steps: []dvStep{
+			dvbNote(dvbClock(dvbOp("credit", "a", "x1", 5), "1970-01-01T00:00:00Z"), "no record can be timed at or before 1970: invalid_config, nothing read or written"),
+			dvbNote(dvbClock(dvbOp("value", "a", "", 0), "1969-12-31T23:59:59Z"), "the same for a read"),
+			dvbNote(dvbClock(dvbOp("credit", "a", "x1", 5), "2262-04-11T23:47:16.854775808Z"), "past int64 nanoseconds: the same"),
+			dvbNote(dvbClock(dvbOp("credit", "a", "x1", 5), "2030-01-01T00:00:00Z"), "a clock that can time a record: applied and recorded"),
+		}},
 	}
+}
+
+// dvbClock sets what the Accounts' clock reads from step s on.
+func dvbClock(s dvStep, at string) dvStep {
+	s.Clock = at
+	return s
 }
 
 // ---------------------------------------------------------------------------
@@ -672,6 +693,9 @@ type dvbModel struct {
 	retries  int
 	problems []string
 	where    string
+	// badClock: the step's clock reads outside 1970..2262, where no
+	// record can be timed (SPEC.md 13.5 "Records"): every read fails.
+	badClock bool
 }
 
 func (m *dvbModel) fail(format string, args ...any) {
@@ -916,6 +940,9 @@ type dvbCycle struct {
 const dvbEnvelopePrefix = "93a7626f756e646564"
 
 func (m *dvbModel) read(acc *dvbAcct, cur *dvbCall) (token string, nsibs int, held bool, err string, ok bool) {
+	if m.badClock {
+		return "", 0, false, "invalid_config", false
+	}
 	c, found := m.take(cur, "fetch")
 	if !found {
 		return "", 0, false, "", false
@@ -1106,6 +1133,14 @@ func dvModelBounded(v dvVector) []string {
 	}
 	for i, s := range v.Steps {
 		m.where = fmt.Sprintf("step %d (%s)", i+1, s.Op)
+		if s.Clock != "" {
+			// Records are timed at dvT0: a clock that can time one stays there.
+			at := dvMustTime(s.Clock)
+			m.badClock = !at.After(time.Unix(0, 0)) || at.After(time.Unix(0, math.MaxInt64))
+			if !m.badClock && !at.Equal(dvT0) {
+				m.fail("clock %s: the model's records are timed at %s", s.Clock, dvT0.Format(time.RFC3339))
+			}
+		}
 		acc := accts[s.Ledger]
 		if acc == nil {
 			m.fail("unknown account %q", s.Ledger)
