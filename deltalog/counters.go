@@ -47,8 +47,10 @@ type Options struct {
 	// older than now − Window − SafetyMargin are merged. It must exceed
 	// 2·FutureSkew. Default 1 minute.
 	SafetyMargin time.Duration
-	// MaxScan bounds how long a read or a merge may spend scanning; a
-	// slower one fails with ErrSlowScan. Default 10 seconds.
+	// MaxScan bounds how long each scan of a read or a merge may take (a
+	// merge that drains runs several); a slower one fails with
+	// ErrSlowScan. Compact's scan is not bounded: it reads its horizon
+	// first. Default 10 seconds.
 	MaxScan time.Duration
 	// CompactGrace is how long a merge cell must have existed (by its
 	// Written time) before Compact deletes what it covers. Default 2
@@ -63,8 +65,9 @@ type Options struct {
 	// within MaxScan, and exceed what arrives in a merge interval.
 	MaxMergeCells int
 	// Clock returns the current time. Default time.Now. A merge records it
-	// in Unix nanoseconds, so Merge refuses a reading before 1970 or after
-	// 2262-04-11 with crdt.ErrInvalidConfig.
+	// in Unix nanoseconds, so Merge, and Compact, which compares it with
+	// that record, refuse a reading before 1970 or after 2262-04-11 with
+	// crdt.ErrInvalidConfig (after the key and context checks).
 	Clock func() time.Time
 	// Observer, when set, receives one observe.Event per Add or Apply
 	// ("add"), Read, Merge, Compact and Delete.
@@ -102,7 +105,8 @@ func (o Options) withDefaults() (Options, error) {
 // Every write carries a timestamp from the process's write clock
 // (Options.Clock in microseconds, strictly increasing in the process), so
 // rewriting a cell replaces it and a compaction or a delete shadows every
-// cell written before it. Rows another package wrote are refused as
+// cell written before it; a merge cell's is no later than its cutoff, so
+// that a Delete after its merge began shadows it too (SPEC.md 8.5). Rows another package wrote are refused as
 // corrupt (crdt.ErrCorruptEncoding).
 //
 // Before calling the store, every method refuses an invalid counter key
@@ -265,8 +269,8 @@ func (c *Counters) Read(ctx context.Context, counter string) (Reading, error) {
 func (c *Counters) Merge(ctx context.Context, counter string) (Cell, bool, error) {
 	ctx, op := c.t.Start(ctx, "merge")
 	defer op.End(rowlog.Unreturned(true)) // only if the store panics
-	m, ok, err := c.merge(ctx, counter)
-	e := observe.Event{Attempts: 1, Folded: int(m.Stats.Count)}
+	m, folded, ok, err := c.merge(ctx, counter)
+	e := observe.Event{Attempts: 1, Folded: folded}
 	if ok { // the merge folded through its newest cell, m.ID
 		e.Lag = max(time.Unix(0, m.Written).Sub(m.ID.Time()), 0)
 	}
@@ -286,45 +290,57 @@ func (c *Counters) mergeClock() (time.Time, error) {
 	return now, nil
 }
 
-func (c *Counters) merge(ctx context.Context, counter string) (m Cell, ok bool, err error) {
-	// The cell is stamped before the scan: a Delete acknowledged after the
-	// scan began shadows it, as it shadows the cells it sums (every cell
-	// at one merge id sums the same cells, so an older stamp loses nothing).
+// merge is Merge; folded is how many regular cells its merge cell adds to
+// the one below it (observe.Event.Folded).
+func (c *Counters) merge(ctx context.Context, counter string) (m Cell, folded int, ok bool, err error) {
+	if err := c.t.Ready(ctx, counter); err != nil {
+		return Cell{}, 0, false, err
+	}
+	// The cell is stamped before the scan, and no later than its cutoff:
+	// a Delete acknowledged after the scan began shadows it, as it shadows
+	// the cells it sums, even from a process whose clock is FutureSkew
+	// behind this one's (every cell at one merge id sums the same cells,
+	// so an older stamp loses nothing; a cell a Delete hides leaves reads
+	// to the cells below it, which it shadows unless written after it).
 	start, err := c.mergeClock()
 	if err != nil {
-		return Cell{}, false, err
+		return Cell{}, 0, false, err
 	}
-	ts := stamp.Reserve(start, 1)
 	cutoff := start.Add(-c.opts.Window - c.opts.SafetyMargin)
+	ts := min(stamp.Reserve(start, 1), max(cutoff.UnixMicro(), 1))
 	// Only cells older than the cutoff are merged: the scan starts at the
 	// first of them (SPEC.md 8.5).
 	from, ok := timeid.AppendDescendingBefore(nil, cutoff)
 	if !ok {
-		return Cell{}, false, nil
+		return Cell{}, 0, false, nil
 	}
 	cells, err := c.scanVisible(ctx, counter, start, from, c.opts.MaxMergeCells)
 	if err == nil && c.tooMany(cells) {
 		cells, err = c.drain(ctx, counter, cutoff, from, cells[len(cells)-1].ID.Time())
 	}
 	if err != nil {
-		return Cell{}, false, err
+		return Cell{}, 0, false, err
 	}
 	written, err := c.mergeClock()
 	if err != nil {
-		return Cell{}, false, err
+		return Cell{}, 0, false, err
 	}
 	if m, ok = planMerge(cells, cutoff, written); !ok {
-		return Cell{}, false, nil
+		return Cell{}, 0, false, nil
+	}
+	folded = int(m.Stats.Count)
+	if below := cells[len(cells)-1]; below.Kind == KindMerge {
+		folded -= int(below.Stats.Count)
 	}
 	mut, err := cellMutation(counter, m)
 	if err != nil {
-		return Cell{}, false, err
+		return Cell{}, 0, false, err
 	}
 	mut.Timestamp = ts
 	if err := c.t.Write(ctx, []store.Mutation{mut}); err != nil {
-		return Cell{}, false, err
+		return Cell{}, 0, false, err
 	}
-	return m, true, nil
+	return m, folded, true, nil
 }
 
 // tooMany reports whether a scan with limit MaxMergeCells stopped before
@@ -410,9 +426,16 @@ func (c *Counters) Compact(ctx context.Context, counter string) (bool, error) {
 }
 
 func (c *Counters) compact(ctx context.Context, counter string) (deleted bool, err error) {
+	if err := c.t.Ready(ctx, counter); err != nil {
+		return false, err
+	}
+	now, err := c.mergeClock() // horizon is compared with a merge cell's Written
+	if err != nil {
+		return false, err
+	}
 	var m Cell
 	found := false
-	horizon := c.opts.Clock().Add(-c.opts.CompactGrace)
+	horizon := now.Add(-c.opts.CompactGrace)
 	// A merge cell written by horizon is older than its Written time less
 	// Window and SafetyMargin: the scan starts there (SPEC.md 8.5).
 	from, ok := timeid.AppendDescendingBefore(nil, horizon.Add(-c.opts.Window-c.opts.SafetyMargin))

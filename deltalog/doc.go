@@ -35,9 +35,12 @@
 //     a sum of squares past 2^128 only grows, so no later merge fits and
 //     read cost grows with every update.
 //   - A Read may see part of an Apply that runs at the same time.
-//   - Delete shadows every cell written at or before its timestamp: an
-//     update a process whose clock is behind acknowledges within
-//     FutureSkew after a Delete may be lost.
+//   - Delete shadows every cell written at or before its timestamp, which
+//     the deleting process's clock gives: an update a process whose clock
+//     is behind acknowledges within FutureSkew after a Delete may be lost,
+//     and one a process whose clock is ahead acknowledged within
+//     FutureSkew before it may outlive it. A merge cell never brings a
+//     deleted total back (SPEC.md 8.5, Merge).
 //   - Read cost is the number of updates since the newest merge cell, plus
 //     one: about rate × (Window + SafetyMargin + merge interval). Merge and
 //     Compact scan only the cells older than their cutoffs, about rate ×
@@ -48,7 +51,8 @@
 //     first, in scans of at most that many (SPEC.md 8.5, "Drain").
 //   - A cell that does not decode stops Read of its counter, and Merge
 //     and Compact when their scans reach it (crdt.ErrCorruptEncoding,
-//     naming it), until it is restored from a backup or the counter
+//     naming it; a merge that drains merges below it instead: SPEC.md
+//     8.5), until it is restored from a backup or the counter
 //     deleted (Delete). A merge cell whose id is not older than now −
 //     Window (no merge under SPEC.md 8.4's assumptions writes it: 8.5)
 //     stops Read likewise, until the readers' clocks pass it; a merger

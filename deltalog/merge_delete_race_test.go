@@ -2,6 +2,7 @@ package deltalog_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -91,4 +92,66 @@ func TestDeleteRacingAMergeStaysDeleted(t *testing.T) {
 	rows, err := mem.Snapshot(ctx, "k", 100, store.ReadComplete)
 	require.NoError(t, err)
 	require.Empty(t, rows, "Delete removes the whole counter")
+}
+
+// TestDeleteBehindAMergerAheadStaysDeleted: a Delete acknowledged after a
+// merge's scan began shadows the merge cell even when the deleting
+// process's clock is up to FutureSkew behind the merger's (SPEC.md 8.5,
+// Merge): the merge cell is stamped no later than its cutoff. Stamped at
+// the merger's clock, the cell outlived the Delete with the deleted
+// counter's whole total.
+func TestDeleteBehindAMergerAheadStaysDeleted(t *testing.T) {
+	for _, during := range []bool{true, false} {
+		ctx := context.Background()
+		clock := newAdvClock() // the deleting process's; the merger's is 0.9 s ahead
+		mem := memory.NewPartitions()
+		direct, err := deltalog.New(&processClock{Partitions: mem, now: clock.Now}, advOptions(clock.Now))
+		require.NoError(t, err)
+		for i, d := range []int64{100, 200, 300} {
+			require.NoError(t, direct.Add(ctx, "k", timeid.FromParts(clock.Now().Add(-time.Duration(i)*time.Second), uint16(i), 7), d))
+		}
+		clock.Advance(2 * time.Minute)
+		del := func() {
+			clock.Advance(100 * time.Millisecond)
+			require.NoError(t, direct.Delete(ctx, "k"))
+		}
+		var once sync.Once
+		fs := faulty.NewPartitions(mem, faulty.Options{Hook: func(ctx context.Context, c faulty.Call, after bool) error {
+			if during && after && c.Method == faulty.MethodScan {
+				once.Do(del)
+			}
+			return nil
+		}})
+		merger, err := deltalog.New(fs, advOptions(func() time.Time { return clock.Now().Add(900 * time.Millisecond) }))
+		require.NoError(t, err)
+		m, ok, err := merger.Merge(ctx, "k")
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, int64(600), m.Delta)
+		if !during {
+			del() // after the merge returned
+		}
+		r, err := direct.Read(ctx, "k")
+		require.NoError(t, err)
+		require.Zero(t, r.Value, "Delete during the merge's scan: %v; the deleted counter reads %d from %d cell(s)", during, r.Value, r.Cells)
+	}
+}
+
+// processClock stamps every write with a write clock of its own, read from
+// now, as another process's writes are stamped: the write clock of this
+// process is shared by every Counters in it, so a Delete through one would
+// be ordered after every write any of them made.
+type processClock struct {
+	store.Partitions
+	now  func() time.Time
+	last int64
+}
+
+func (p *processClock) Apply(ctx context.Context, muts []store.Mutation) error {
+	muts = slices.Clone(muts)
+	for i := range muts {
+		p.last = max(p.now().UnixMicro(), p.last+1)
+		muts[i].Timestamp = p.last
+	}
+	return p.Partitions.Apply(ctx, muts)
 }

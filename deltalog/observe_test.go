@@ -48,4 +48,18 @@ func TestObserverSeesAddsReadsAndMerges(t *testing.T) {
 	require.Equal(t, 1, events[0].Ambiguous)
 	require.Equal(t, 1, events[3].Rows)
 	require.Equal(t, 1, events[4].Folded)
+
+	// A merge over the last merge cell folds the regular cells it adds
+	// (observe.Event.Folded), not every update under its cell.
+	for i := range 2 {
+		require.NoError(t, c.Add(ctx, "views", timeid.New(now.Add(-time.Duration(i)*time.Second)), 1))
+	}
+	now = now.Add(time.Hour)
+	events = nil
+	m, ok, err := c.Merge(ctx, "views")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, int64(3), m.Stats.Count)
+	require.Len(t, events, 1)
+	require.Equal(t, 2, events[0].Folded)
 }

@@ -67,8 +67,10 @@ type Event struct {
 	Siblings                     int // stored values a read merged
 	Conflicts                    int // ids found stored with two amounts and resolved
 	// Folded is how many shards, cells, rows or retired actor entries a
-	// GC, merge, compaction or ledger write folded or removed (a tally GC
-	// reports none, nor a Lag, unless its batch is known to have landed).
+	// GC, merge, compaction or ledger write folded or removed: a deltalog
+	// merge the cells it adds to the merge cell below, a Compact 1 (its
+	// range delete); a tally GC reports none, nor a Lag, unless its batch
+	// is known to have landed.
 	Folded  int
 	Retired int // actor entries a ledger write retired
 	// Lag is how far behind the present a GC or merge folded: the age of

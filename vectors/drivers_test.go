@@ -7326,9 +7326,10 @@ func dvModelDeltalog(v dvVector) []string {
 				bad("value %s, but the updates that landed sum to %s", sum, plain)
 			}
 		case "merge":
-			// The merge cell's stamp is taken before the scan (SPEC.md 8.5).
-			ts := clock.take(now, 1)
+			// The merge cell's stamp is taken before the scan, and is no
+			// later than the cutoff (SPEC.md 8.5).
 			cutoff := now.Add(-dvDur(o.WindowNS) - dvDur(o.SafetyMarginNS))
+			ts := min(clock.take(now, 1), max(cutoff.UnixMicro(), 1))
 			limit := cmp.Or(o.MaxMergeCells, 100_000)
 			// scanN reads at most limit regular cells above the merge
 			// cell below them; full: it read one more.

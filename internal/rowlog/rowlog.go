@@ -53,8 +53,8 @@ func (t *Table[R]) notDone(ctx context.Context) error {
 	return nil
 }
 
-// ready refuses an invalid partition key (CheckKey) and a done ctx.
-func (t *Table[R]) ready(ctx context.Context, partition string) error {
+// Ready refuses an invalid partition key (CheckKey) and a done ctx.
+func (t *Table[R]) Ready(ctx context.Context, partition string) error {
 	if err := t.CheckKey(partition); err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (t *Table[R]) apply(ctx context.Context, ups []Update[R], out []store.Mutat
 // Snapshot reads partition as one snapshot of at most limit rows and
 // decodes it, in clustering order.
 func (t *Table[R]) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]R, error) {
-	if err := t.ready(ctx, partition); err != nil {
+	if err := t.Ready(ctx, partition); err != nil {
 		return nil, err
 	}
 	stored, err := t.Store.Snapshot(ctx, partition, limit, level)
@@ -166,7 +166,7 @@ func (t *Table[R]) ScanPrefix(ctx context.Context, partition string, prefix []by
 // scan is Scan from from, ending before the first key without prefix (nil:
 // none).
 func (t *Table[R]) scan(ctx context.Context, partition string, from, prefix []byte, level store.Read, fn func(R) bool) error {
-	if err := t.ready(ctx, partition); err != nil {
+	if err := t.Ready(ctx, partition); err != nil {
 		return err
 	}
 	var bad error
