@@ -27,8 +27,9 @@ type Summary struct {
 	past *wide
 }
 
-// wide is an exact count, sum and sum of squares (sq + sqTop·2^128): no
-// fewer than 2^64 Combines overflow it.
+// wide is an exact count, sum and sum of squares (sq + sqTop·2^128) of
+// fewer than 2^64 observations (a set that Combine doubles reaches more
+// in 64 calls: no store holds that many).
 type wide struct {
 	count, sum exact.Int128
 	sq         exact.Uint128
@@ -181,8 +182,8 @@ func (s Summary) sumSq() exact.Uint128 { return exact.Uint128{Hi: s.SumSqHi, Lo:
 // SPEC.md 7.1's checks (all exact: the sum and the sum of squares within
 // the least and greatest that the count, min and max allow, and of one
 // parity), and nil otherwise. The checks are necessary, not sufficient:
-// a few cells that no set has pass them (n=4 sum=-10 min=-4 max=-1
-// sumsq=32). The empty Summary
+// cells that no set has pass them too, about a quarter of those with a
+// small count and range (n=4 sum=-10 min=-4 max=-1 sumsq=32). The empty Summary
 // is valid; an empty one with any other field set, or a negative count, is
 // not. Every real set of observations passes, Add keeps passing Summaries
 // passing, and Variance is never negative for one that passes. Decoders

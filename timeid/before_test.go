@@ -37,7 +37,16 @@ func TestDescendingBefore(t *testing.T) {
 		key := timeid.AppendDescending(nil, id)
 		require.Equal(t, before, bytes.Compare(key, bound) >= 0, "id %s at %v, bound at %v", id, id.Time(), at)
 	}
-	for _, at := range []time.Time{base, base.Add(50), base.Add(99), base.Add(100), base.Add(101), epoch, epoch.Add(100), epoch.Add(-time.Second)} {
+	// The last second the 60-bit timestamp reaches, which it holds only in
+	// part: its last tick is at lastSecond + 684,697,500 ns.
+	lastSecond := time.Unix(epoch.Unix()+(1<<60-1)/10_000_000, 0).UTC()
+	lastTick := lastSecond.Add(684_697_500)
+	for _, tm := range []time.Time{lastSecond, lastSecond.Add(100), lastTick.Add(-100), lastTick} {
+		require.Equal(t, tm, timeid.FromParts(tm, 0, 0).Time(), "a time the timestamp holds round-trips")
+	}
+	require.Equal(t, lastTick, timeid.FromParts(lastTick.Add(100), 0, 0).Time(), "past the last tick: clamped")
+	for _, at := range []time.Time{base, base.Add(50), base.Add(99), base.Add(100), base.Add(101), epoch, epoch.Add(100), epoch.Add(-time.Second),
+		lastSecond, lastSecond.Add(100), lastTick.Add(-100), lastTick} {
 		for _, d := range []time.Duration{-200, -101, -100, -99, -1, 0, 1, 99, 100, 101} {
 			for _, tl := range tails {
 				if tm := at.Add(d); !tm.Before(epoch) {

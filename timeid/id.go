@@ -45,10 +45,11 @@ func uuidTicks(t time.Time) uint64 {
 	}
 	// Avoid time.Duration overflow (about 292 years) by splitting seconds.
 	secs := t.Unix() - uuidEpoch.Unix()
-	if secs >= maxTicks/10_000_000 {
+	if secs > maxTicks/10_000_000 {
 		return maxTicks
 	}
-	return uint64(secs)*10_000_000 + uint64(t.Nanosecond()/100)
+	// The last second is partly past the 60 bits.
+	return min(uint64(secs)*10_000_000+uint64(t.Nanosecond()/100), maxTicks)
 }
 
 // New returns a fresh version 1 UUID whose timestamp is t (to 100ns
@@ -170,7 +171,8 @@ const maxTicks = 1<<60 - 1
 
 // NextTick returns an id one timestamp tick (100ns) after id's, with the
 // same clock sequence and node, and true: it sorts after every id that
-// carries id's timestamp. At the largest timestamp there is none: it
+// carries id's timestamp. The result is a valid version 1 UUID (RFC 4122
+// variant) even when id is not. At the largest timestamp there is none: it
 // returns id and false.
 func (id ID) NextTick() (ID, bool) {
 	t := id.ticks()
