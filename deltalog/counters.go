@@ -106,8 +106,8 @@ func (o Options) withDefaults() (Options, error) {
 // (Options.Clock in microseconds, strictly increasing in the process), so
 // rewriting a cell replaces it and a compaction or a delete shadows every
 // cell written before it; a merge cell's is no later than its cutoff, so
-// that a Delete after its merge began shadows it too (SPEC.md 8.5). Rows another package wrote are refused as
-// corrupt (crdt.ErrCorruptEncoding).
+// that a Delete after its merge began shadows it too (SPEC.md 8.5). Rows
+// another package wrote are refused as corrupt (crdt.ErrCorruptEncoding).
 //
 // Before calling the store, every method refuses an invalid counter key
 // (ErrInvalidKey) and a done context (crdt.ErrUnavailable and the

@@ -345,8 +345,8 @@ func (b *bridge) record(ctx context.Context, e observe.Event) {
 	if e.Lag > 0 {
 		b.lag.Record(ctx, e.Lag.Seconds(), set)
 	}
-	ledger, conflicts := stateGauges(e)
-	if ledger {
+	actors, conflicts := stateGauges(e)
+	if actors {
 		b.actors.Record(ctx, int64(e.Actors), set)
 	}
 	if conflicts {
