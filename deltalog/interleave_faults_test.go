@@ -28,6 +28,11 @@ type logScenario struct {
 	// mergeCells is Options.MaxMergeCells (0: the default): 1 makes every
 	// merge that meets both cells drain (SPEC.md 8.5).
 	mergeCells int
+	// deleter adds an actor that deletes the counter once, from a process
+	// of its own (its write clock reads clock.Now); the mergers' clocks
+	// read mergerAhead more (at most FutureSkew).
+	deleter     bool
+	mergerAhead time.Duration
 }
 
 func runLogScenario(t *testing.T, sc logScenario, budget int) int {
@@ -48,12 +53,25 @@ func runLogOnce(sched *schedtest.Sched, sc logScenario) string {
 
 	ids := []deltalog.ID{timeid.New(t0), timeid.New(t0.Add(time.Millisecond))}
 	deltas := []int64{1, 10}
-	landed := map[deltalog.ID]int64{} // regular cells that took effect
+	landed := map[deltalog.ID]int64{}   // regular cells that took effect
+	landedAt := map[deltalog.ID]int64{} // their latest write timestamps
+	deletedAt := int64(0)               // the Delete's timestamp, once it took effect
+	deleteSentLate := false             // the Delete was sent after the merge cutoff
 	acked := map[deltalog.ID]bool{}
 	violated := false
 	late := false // the clock passed where a write sent before lands too late
 	w.OnApply = func(ms []store.Mutation) {
 		for _, m := range ms {
+			if m.Op == store.OpDeletePartition {
+				if late && !deleteSentLate {
+					// Sent before the merge cutoff and landed after it,
+					// past SafetyMargin: outside the assumptions (SPEC.md
+					// 8.4); a value may come back, nothing counts twice.
+					violated = true
+					continue
+				}
+				deletedAt = m.Timestamp
+			}
 			if m.Op != store.OpPut {
 				continue
 			}
@@ -69,33 +87,47 @@ func runLogOnce(sched *schedtest.Sched, sc logScenario) string {
 					failf("cell %s landed with %d and %d", c.ID, d, c.Delta)
 				}
 				landed[c.ID] = c.Delta
+				landedAt[c.ID] = max(landedAt[c.ID], m.Timestamp)
 			}
 		}
 	}
+	// A cell a Delete shadows (written at or before its timestamp) no
+	// longer counts, nor may any merge cell bring it back.
 	sumLanded := func() (s int64) {
-		for _, d := range landed {
-			s += d
+		for id, d := range landed {
+			if landedAt[id] > deletedAt {
+				s += d
+			}
 		}
 		return s
 	}
 	sumAcked := func() (s int64) {
 		for id := range acked {
-			s += landed[id]
+			if landedAt[id] > deletedAt {
+				s += landed[id]
+			}
 		}
 		return s
 	}
-	var counters []*deltalog.Counters
-	newC := func(actor int) *deltalog.Counters {
+	newCWith := func(actor int, opts deltalog.Options) *deltalog.Counters {
 		c, err := deltalog.New(w.StoreFor(actor), opts)
 		if err != nil {
 			panic(err)
 		}
-		counters = append(counters, c)
 		return c
 	}
+	newC := func(actor int) *deltalog.Counters { return newCWith(actor, opts) }
 	var actors []func(context.Context)
 	for i := 0; i < sc.writers; i++ {
 		c := newC(len(actors))
+		if sc.deleter {
+			// A process of its own too: this process's write clock, which
+			// the merger shares, runs far ahead of clock over schedules.
+			var err error
+			if c, err = deltalog.New(&processClock{Partitions: w.StoreFor(len(actors)), now: clock.Now}, opts); err != nil {
+				panic(err)
+			}
+		}
 		attempts := 1
 		if i == 0 {
 			attempts = cmp.Or(sc.attempts, 3)
@@ -124,7 +156,9 @@ func runLogOnce(sched *schedtest.Sched, sc logScenario) string {
 		})
 	}
 	for range sc.mergers {
-		c := newC(len(actors))
+		mo := opts
+		mo.Clock = func() time.Time { return clock.Now().Add(sc.mergerAhead) }
+		c := newCWith(len(actors), mo)
 		me := len(actors)
 		actors = append(actors, func(ctx context.Context) {
 			w.Gate(me, "merge")
@@ -140,6 +174,20 @@ func runLogOnce(sched *schedtest.Sched, sc logScenario) string {
 			w.Gate(me, "compact")
 			if _, err := c.Compact(ctx, "k"); err != nil && !errors.Is(err, crdt.ErrUnavailable) && !errors.Is(err, crdt.ErrAmbiguousWrite) {
 				failf("compact: %v", err)
+			}
+		})
+	}
+	if sc.deleter {
+		me := len(actors)
+		c, err := deltalog.New(&processClock{Partitions: w.StoreFor(me), now: clock.Now}, opts)
+		if err != nil {
+			panic(err)
+		}
+		actors = append(actors, func(ctx context.Context) {
+			w.Gate(me, "delete")
+			deleteSentLate = late
+			if err := c.Delete(ctx, "k"); err != nil && !errors.Is(err, crdt.ErrUnavailable) && !errors.Is(err, crdt.ErrAmbiguousWrite) {
+				failf("delete: %v", err)
 			}
 		})
 	}
@@ -215,7 +263,9 @@ func runLogOnce(sched *schedtest.Sched, sc logScenario) string {
 
 // TestDeltalogEveryInterleaving enumerates every interleaving of
 // the store calls of writers (W1 sending its update up to three times),
-// merges, a compaction and a paged reader, with three clock steps (the
+// merges, a compaction, a paged reader and a Delete from a process whose
+// clock is behind the merger's (a cell it shadows must not come back in
+// a merge cell), with three clock steps (the
 // write window's edge for W1's id, past the merge cutoff, past
 // CompactGrace); each write passes, is refused, or is held and delivered at
 // any later point or never ("full": the five faults, reads refused too).
@@ -236,6 +286,10 @@ func TestDeltalogEveryInterleaving(t *testing.T) {
 		{logScenario{writers: 2, mergers: 1, compactor: true, reader: true, page: 2, full: true}, 5_000},
 		// Merges that drain (MaxMergeCells 1): the first enumerated.
 		{logScenario{writers: 2, mergers: 1, attempts: 1, mergeCells: 1}, 0},
+		// A Delete from a process whose clock is 0.9 s behind the
+		// merger's (FutureSkew 1 s): the first enumerated.
+		{logScenario{writers: 1, mergers: 1, attempts: 1, deleter: true, mergerAhead: 900 * time.Millisecond}, 0},
+		{logScenario{writers: 1, mergers: 1, compactor: true, attempts: 2, deleter: true, mergerAhead: 900 * time.Millisecond}, 10_000},
 		{logScenario{writers: 2, mergers: 2, compactor: true, reader: true, page: 1, mergeCells: 1}, 5_000},
 	} {
 		t.Run(fmt.Sprintf("%+v", c.sc), func(t *testing.T) {
