@@ -82,7 +82,9 @@ func TestApplyIsAllOrNothing(t *testing.T) {
 	var conflict balance.Batch
 	conflict.Add("a", id, -5)
 	conflict.Add("a", id, 5)
-	require.ErrorIs(t, l.Apply(ctx, &conflict), crdt.ErrConflictingTransaction)
+	err := l.Apply(ctx, &conflict)
+	require.ErrorIs(t, err, crdt.ErrConflictingTransaction)
+	require.ErrorContains(t, err, `balance "a": `, "named like every other Apply error")
 	var transfer balance.Batch
 	transfer.Add("a", id, -5)
 	transfer.Add("b", id, 5)

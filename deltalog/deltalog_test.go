@@ -172,7 +172,9 @@ func TestBatchIsAllOrNothing(t *testing.T) {
 	var conflict deltalog.Batch
 	conflict.Add("a", id, -5)
 	conflict.Add("a", id, -6)
-	require.ErrorIs(t, c.Apply(ctx, &conflict), crdt.ErrConflictingTransaction)
+	err := c.Apply(ctx, &conflict)
+	require.ErrorIs(t, err, crdt.ErrConflictingTransaction)
+	require.ErrorContains(t, err, `deltalog "a": `, "named like every other Apply error")
 	// Each update is checked (a zero delta) before it is compared with an
 	// earlier update of the same (counter, id), as SPEC 8.4 orders it.
 	var zero deltalog.Batch

@@ -121,7 +121,7 @@ func (t *Table[R]) apply(ctx context.Context, ups []Update[R], out []store.Mutat
 		}
 		repeat, err := seen.Repeat(u.Partition, id, amount)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s %q: %w", t.Name, u.Partition, err)
 		}
 		if !repeat {
 			out = append(out, m)
@@ -337,7 +337,7 @@ func (s Seen) Repeat(partition string, id timeid.ID, amount int64) (bool, error)
 	k := Key{partition, id}
 	a, ok := s[k]
 	if ok && a != amount {
-		return true, fmt.Errorf("%w: batch sets %s/%s to %d and %d", crdt.ErrConflictingTransaction, partition, id, a, amount)
+		return true, fmt.Errorf("%w: the batch sets update %s to %d and %d", crdt.ErrConflictingTransaction, id, a, amount)
 	}
 	s[k] = amount
 	return ok, nil
