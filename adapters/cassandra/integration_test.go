@@ -668,6 +668,65 @@ func integrationBatchTooLarge(t *testing.T, tg *target) {
 	require.Len(t, rows, 100)
 }
 
+// TestIntegrationSpanningBatchWorstCase checks the batch over several
+// partitions that Apply's own limit lets through and Cassandra 4.0 sizes
+// largest: as many puts of a one-byte key and value as
+// store.CheckMutations takes (store.SpanningOverhead a mutation), each in
+// a partition of its own. 4.0 counts each row 36 bytes besides its key
+// and value and each partition 12 (IMutation.dataSize), under
+// batch_size_fail_threshold_in_kb (51,200) in all: the server accepts it.
+// And 1,500 such rows over two partitions, which Apply never sends, go
+// through the adapter's write path directly: 4.0 counts at least 58,500
+// bytes and refuses them with "Batch too large", which 3.x's count (16 a
+// row, 28,500 bytes) would have taken.
+func TestIntegrationSpanningBatchWorstCase(t *testing.T) {
+	eachTarget(t, integrationSpanningBatchWorstCase)
+}
+
+func integrationSpanningBatchWorstCase(t *testing.T, tg *target) {
+	db := tg.newDB(t, Options{})
+	p := db.Partitions()
+	ctx := context.Background()
+	n := store.MaxSpanningBatchBytes / (store.SpanningOverhead + 2)
+	muts := make([]store.Mutation, n)
+	for i := range muts {
+		muts[i] = store.Mutation{Partition: uniqueKey(t, fmt.Sprintf("tiny%d", i)), Op: store.OpPut, Key: []byte("k"), Value: []byte{byte(i)}, Timestamp: 100}
+	}
+	over := append(muts[:n:n], store.Mutation{Partition: uniqueKey(t, "tiny-over"), Op: store.OpPut, Key: []byte("k"), Value: []byte{1}, Timestamp: 100})
+	require.ErrorIs(t, p.Apply(ctx, over), crdt.ErrTooLarge, "one more put is past Apply's own limit")
+	cctx, calls := counting(ctx)
+	require.NoError(t, p.Apply(cctx, muts), "Cassandra 4.0 takes the largest batch Apply sends")
+	requireCalls(t, calls, 0, 1, 0, "the worst-case batch across partitions")
+	for _, i := range []int{0, n - 1} {
+		rows, err := p.Snapshot(ctx, muts[i].Partition, 1, store.ReadComplete)
+		require.NoError(t, err)
+		require.Equal(t, []store.Row{{Key: []byte("k"), Value: []byte{byte(i)}}}, rows)
+	}
+
+	parts := []string{uniqueKey(t, "rows0"), uniqueKey(t, "rows1")}
+	var stmts []stmt
+	for i := range 1500 {
+		m := store.Mutation{Partition: parts[i%2], Op: store.OpPut, Key: []byte{byte(i >> 8), byte(i)}, Value: []byte{1}, Timestamp: 100}
+		if i == 0 {
+			first, err := p.applyStmts([]store.Mutation{m})
+			require.NoError(t, err)
+			stmts = append(stmts, first...)
+			continue
+		}
+		stmts = append(stmts, p.mutationStmt(m))
+	}
+	err := db.write(ctx, OpPartitionApply, stmts)
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	var inv *gocql.RequestErrInvalid
+	require.ErrorAs(t, err, &inv)
+	require.Contains(t, inv.Message(), "Batch too large")
+	for _, part := range parts {
+		rows, err := p.Snapshot(ctx, part, 1, store.ReadComplete)
+		require.NoError(t, err)
+		require.Empty(t, rows, "the refused batch applied nothing")
+	}
+}
+
 // TestIntegrationSiblingsSimulation runs the sibling simulation of
 // TestSiblingsSimulation against the server: processes with clocks skewed
 // by up to ±2 s that step backwards, restarts, stale tokens; after every

@@ -484,7 +484,9 @@ func (t *modelTable) checkTTL(ttl int, now int64) error {
 
 // parseWrite parses and checks one write statement at the node's second
 // now (Unix seconds), which dates the expiry of a cell written with a TTL.
-func (m *cqlModel) parseWrite(s stmt, now int64) (modelOp, string, error) {
+// size is what Cassandra 4.0 counts for it in its partition's mutation
+// (modelRowOverhead).
+func (m *cqlModel) parseWrite(s stmt, now int64) (op modelOp, pk string, size int, err error) {
 	if mm := insertRE.FindStringSubmatch(s.cql); mm != nil {
 		t := m.tables[mm[1]]
 		cols := strings.Split(mm[2], ", ")
@@ -493,41 +495,43 @@ func (m *cqlModel) parseWrite(s stmt, now int64) (modelOp, string, error) {
 			nargs = 5
 		}
 		if t == nil || len(cols) != 3 || strings.Count(mm[3], "?") != 3 || len(s.args) != nargs {
-			return nil, "", fmt.Errorf("model: bad insert %q with %d values", s.cql, len(s.args))
+			return nil, "", 0, fmt.Errorf("model: bad insert %q with %d values", s.cql, len(s.args))
 		}
 		vals := map[string]any{}
 		for i, c := range cols {
 			if c != t.pk && c != t.ck && c != t.val {
-				return nil, "", invalidRequest("Undefined column name " + c)
+				return nil, "", 0, invalidRequest("Undefined column name " + c)
 			}
 			vals[c] = s.args[i]
 		}
 		// Checked in Cassandra's order: the partition key, then the
 		// clustering value.
-		pk, err := t.partitionKey(vals[t.pk])
+		pk, err = t.partitionKey(vals[t.pk])
 		if err != nil {
-			return nil, "", err
+			return nil, "", 0, err
 		}
 		ck, err := t.clusteringKey(vals[t.ck])
 		if err != nil {
-			return nil, "", err
+			return nil, "", 0, err
 		}
 		v, ok := vals[t.val].([]byte)
 		ts, ok2 := s.args[3].(int64)
 		if !ok || !ok2 || len(vals) != 3 {
-			return nil, "", fmt.Errorf("model: insert values %v", s.args)
+			return nil, "", 0, fmt.Errorf("model: insert values %v", s.args)
 		}
 		cell := modelCell{value: bytes.Clone(v), ts: ts}
+		size = modelLen(vals[t.ck]) + len(v) + modelRowOverhead
 		if nargs == 5 {
 			ttl, ok := s.args[4].(int)
 			if !ok {
-				return nil, "", fmt.Errorf("model: TTL of type %T", s.args[4])
+				return nil, "", 0, fmt.Errorf("model: TTL of type %T", s.args[4])
 			}
 			if err := t.checkTTL(ttl, now); err != nil {
-				return nil, "", err
+				return nil, "", 0, err
 			}
 			if ttl > 0 {
 				cell.expires = now + int64(ttl)
+				size += modelExpiringOverhead
 			}
 		}
 		return func() {
@@ -542,33 +546,33 @@ func (m *cqlModel) parseWrite(s stmt, now int64) (modelOp, string, error) {
 				p.sorted = nil
 			}
 			p.cells[ck] = cell
-		}, pk, nil
+		}, pk, size, nil
 	}
 	if mm := deleteRE.FindStringSubmatch(s.cql); mm != nil {
 		t := m.tables[mm[1]]
 		if t == nil || len(s.args) < 2 {
-			return nil, "", fmt.Errorf("model: bad delete %q", s.cql)
+			return nil, "", 0, fmt.Errorf("model: bad delete %q", s.cql)
 		}
 		ts, ok := s.args[0].(int64)
 		if !ok {
-			return nil, "", fmt.Errorf("model: delete timestamp %T", s.args[0])
+			return nil, "", 0, fmt.Errorf("model: delete timestamp %T", s.args[0])
 		}
 		cs, err := conds(mm[2], s.args[1:])
 		if err != nil {
-			return nil, "", err
+			return nil, "", 0, err
 		}
 		if cs[0].col != t.pk || cs[0].op != "=" {
-			return nil, "", fmt.Errorf("model: delete must restrict %s by =, got %q", t.pk, mm[2])
+			return nil, "", 0, fmt.Errorf("model: delete must restrict %s by =, got %q", t.pk, mm[2])
 		}
-		pk, err := t.partitionKey(cs[0].val)
+		pk, err = t.partitionKey(cs[0].val)
 		if err != nil {
-			return nil, "", err
+			return nil, "", 0, err
 		}
 		r := modelRange{ts: ts}
 		point, bounded := "", false
 		for _, c := range cs[1:] {
 			if c.col != t.ck {
-				return nil, "", fmt.Errorf("model: restriction on %s", c.col)
+				return nil, "", 0, fmt.Errorf("model: restriction on %s", c.col)
 			}
 			bind := t.clusteringBound
 			if c.op == "=" {
@@ -576,12 +580,14 @@ func (m *cqlModel) parseWrite(s stmt, now int64) (modelOp, string, error) {
 			}
 			v, err := bind(c.val)
 			if err != nil {
-				return nil, "", err
+				return nil, "", 0, err
 			}
+			size += modelLen(c.val)
 			switch c.op {
 			case "=":
+				size += modelRowDeleteOverhead
 				if len(cs) != 2 {
-					return nil, "", fmt.Errorf("model: = and a range on %s", t.ck)
+					return nil, "", 0, fmt.Errorf("model: = and a range on %s", t.ck)
 				}
 				point, bounded = v, true
 			case ">=":
@@ -589,8 +595,11 @@ func (m *cqlModel) parseWrite(s stmt, now int64) (modelOp, string, error) {
 			case "<":
 				r.hi = []byte(v)
 			default:
-				return nil, "", fmt.Errorf("model: operator %s not used by the adapter", c.op)
+				return nil, "", 0, fmt.Errorf("model: operator %s not used by the adapter", c.op)
 			}
+		}
+		if !bounded && len(cs) > 1 {
+			size += modelRangeOverhead
 		}
 		return func() {
 			p := t.part(pk)
@@ -618,9 +627,9 @@ func (m *cqlModel) parseWrite(s stmt, now int64) (modelOp, string, error) {
 					p.sorted = nil
 				}
 			}
-		}, pk, nil
+		}, pk, size, nil
 	}
-	return nil, "", fmt.Errorf("model: unexpected write %q", s.cql)
+	return nil, "", 0, fmt.Errorf("model: unexpected write %q", s.cql)
 }
 
 func (t *modelTable) part(pk string) *modelPartition {
@@ -646,18 +655,36 @@ const modelBatchFail = 50 << 10
 // a read failure to the client).
 const modelTombstoneFail = 100_000
 
-// modelRowOverhead approximates what a row adds to a mutation besides its
-// key and value bytes (timestamps, flags, lengths).
-//
-// The model's batch size (16 bytes per statement plus its []byte bound
-// values, deletes included) is an approximation, not Cassandra's
-// (PartitionUpdate.dataSize counts clustering values and cells: a row
-// delete adds no cell, a range delete nothing). It errs on the side of
-// refusing: a batch of many deletes near the threshold may be refused here
-// and taken by a server. No store sends one: Partitions.Apply keeps a
-// batch over several partitions under store.MaxSpanningBatchBytes (32
-// KiB), and TestIntegrationBatchTooLarge sends puts four times over.
-const modelRowOverhead = 16
+// What a write adds to its partition's mutation besides its clustering
+// and value bytes, as Cassandra 4.0 sizes a batch (IMutation.dataSize, the
+// sum of PartitionUpdate.dataSize): a written row counts its liveness
+// timestamp (8, 16 with a TTL), its row deletion time (12, even when live)
+// and its cell's timestamp, TTL and local deletion time (16); a deleted
+// row its liveness (8) and deletion time (12); a range tombstone its
+// deletion time (12); and every partition of the batch its partition
+// deletion (12). Cassandra 3.x counted only the cells (16 a row), which
+// let the model take batches 4.0 refuses. Partitions.Apply keeps a batch
+// over several partitions under store.MaxSpanningBatchBytes, counting
+// store.SpanningOverhead a mutation, which stays under 4.0's count
+// (TestIntegrationSpanningBatchWorstCase).
+const (
+	modelRowOverhead       = 36
+	modelExpiringOverhead  = 8
+	modelRowDeleteOverhead = 20
+	modelRangeOverhead     = 12
+	modelPartitionOverhead = 12
+)
+
+// modelLen is the length of a bound key value: blob or text.
+func modelLen(v any) int {
+	switch v := v.(type) {
+	case []byte:
+		return len(v)
+	case string:
+		return len(v)
+	}
+	return 0
+}
 
 // modelNodes is the model cluster's size and replication factor: one node,
 // as the integration keyspace (SimpleStrategy, RF 1) on one server.
@@ -905,8 +932,9 @@ func (m *cqlModel) sendAt(stmts []stmt, cons gocql.Consistency, now time.Time) e
 		return err
 	}
 	ops := make([]modelOp, len(stmts))
+	size, total := map[string]int{}, 0 // by partition key: one mutation each
 	for i, s := range stmts {
-		o, pk, err := m.parseWrite(s, now.Unix())
+		o, pk, n, err := m.parseWrite(s, now.Unix())
 		if err != nil {
 			return asFault(err)
 		}
@@ -914,16 +942,11 @@ func (m *cqlModel) sendAt(stmts []stmt, cons gocql.Consistency, now time.Time) e
 			return &modelFault{fmt.Errorf("model: statement names partition %q, writes %q", s.key, pk)}
 		}
 		ops[i] = o
-	}
-	size, total := map[string]int{}, 0
-	for _, s := range stmts {
-		n := modelRowOverhead
-		for _, a := range s.args {
-			if b, ok := a.([]byte); ok {
-				n += len(b)
-			}
+		if _, ok := size[pk]; !ok {
+			size[pk] = modelPartitionOverhead
+			total += modelPartitionOverhead
 		}
-		size[s.key] += n
+		size[pk] += n
 		total += n
 	}
 	if batchlogged(stmts) && total > modelBatchFail {

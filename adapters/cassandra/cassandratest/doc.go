@@ -40,7 +40,9 @@
 // didn't validate.", "Invalid null value in condition for column c", TTL
 // limits (a null TTL is none), counters' consistency levels and batch
 // types, "Batch too large" (a batch over several partitions above 50
-// KiB), a write failure for a partition's mutation above 16 MiB, and
+// KiB, sized as 4.0 sizes it: 36 bytes a row besides its values, 12 a
+// partition; one partition key of one keyspace is one mutation, whatever
+// its tables), a write failure for a partition's mutation above 16 MiB, and
 // Unavailable for a level needing more replicas than the one node holds
 // at the keyspace's replication factor.
 //

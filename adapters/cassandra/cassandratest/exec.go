@@ -24,8 +24,26 @@ const (
 	maxExpiration  = math.MaxInt32 // the last localExpirationTime 4.0 stores
 	batchFailBytes = 50 << 10      // batch_size_fail_threshold_in_kb
 	maxMutation    = 16 << 20      // max_mutation_size (half the commit log segment)
-	rowOverhead    = 16            // what a statement adds to a batch's size besides its values
 	maxNameLen     = 48            // SchemaConstants.NAME_LENGTH
+)
+
+// What a write adds to its mutation's size besides its clustering and
+// cell values, as Cassandra 4.0 counts a batch (IMutation.dataSize, the
+// sum of PartitionUpdate.dataSize): a written row its liveness timestamp
+// (8, 16 with a TTL) and row deletion time (12, even when live); each cell
+// its timestamp, TTL and local deletion time (16), a counter's its context
+// too (34: a header and one local shard); a deleted row its liveness and
+// deletion time; a range tombstone its deletion time; each partition of
+// the batch its partition deletion (12). The commit log's limit is checked
+// against the same sum (an approximation of the serialized mutation).
+const (
+	rowLiveness    = 8 + 12
+	expiringExtra  = 8
+	cellOverhead   = 16
+	counterContext = 34
+	rowDeletion    = 8 + 12
+	rangeDeletion  = 12
+	partitionBase  = 12
 )
 
 // cqlInvalid is a statement the parser refuses as an InvalidRequest.
@@ -474,7 +492,7 @@ type mutation struct {
 // values.
 func (s *Server) buildWrite(p *prepared, b binding, defaultTS, now int64) (*mutation, message.Error) {
 	t := p.tbl
-	m := &mutation{tbl: t, counter: t.counter, size: rowOverhead}
+	m := &mutation{tbl: t, counter: t.counter}
 	var where []relation
 	var ts, ttl *term
 	cells := map[string]term{}
@@ -606,9 +624,10 @@ func (s *Server) buildWrite(p *prepared, b binding, defaultTS, now int64) (*muta
 		case unset:
 			continue
 		case null:
+			m.size += cellOverhead
 			puts = append(puts, put{col, cell{ts: stamp}})
 		default:
-			m.size += len(v)
+			m.size += cellOverhead + len(v)
 			puts = append(puts, put{col, cell{v: v, ts: stamp, exp: exp}})
 		}
 	}
@@ -631,10 +650,21 @@ func (s *Server) buildWrite(p *prepared, b binding, defaultTS, now int64) (*muta
 		if a.op == "-" {
 			d = -d
 		}
-		m.size += 8
+		m.size += cellOverhead + counterContext
 		incs = append(incs, inc{a.col, d})
 	}
 	_, isDelete := p.stmt.(deleteStmt)
+	switch {
+	case isDelete && hasEq:
+		m.size += rowDeletion
+	case isDelete && hasRange:
+		m.size += rangeDeletion
+	case isDelete: // the partition deletion, counted once a partition
+	case exp > 0:
+		m.size += rowLiveness + expiringExtra
+	default:
+		m.size += rowLiveness
+	}
 	m.apply = func(part *partition) {
 		switch {
 		case isDelete && hasEq:
@@ -733,14 +763,16 @@ func (s *Server) write(stmts []*prepared, binds []binding, cl primitive.Consiste
 	if err := counterRules(muts, cl, batch); err != nil {
 		return err
 	}
-	type pkey struct {
-		t  *table
-		pk string
-	}
+	type pkey struct{ ks, pk string } // a mutation: one partition key of one keyspace, every table's part
 	sizes := map[pkey]int{}
 	total := 0
 	for _, m := range muts {
-		sizes[pkey{m.tbl, m.pk}] += m.size
+		k := pkey{m.tbl.ks, m.pk}
+		if _, ok := sizes[k]; !ok {
+			sizes[k] = partitionBase
+			total += partitionBase
+		}
+		sizes[k] += m.size
 		total += m.size
 	}
 	if len(sizes) > 1 && total > batchFailBytes {
