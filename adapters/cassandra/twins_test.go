@@ -23,6 +23,7 @@ var cassandraTwins = twincheck.Rules{
 	Gates:    []string{"eachTarget", "EachTarget", "benchOnCluster", "benchOnModel"},
 	Prefixes: []string{"TestIntegration", "TestConformance", "TestExampleRuns"},
 	Marker:   "Server",
+	Fields:   []string{"session", "model"},
 	Twin:     "model",
 }
 
@@ -72,6 +73,33 @@ func TestIntegrationBranch(t *testing.T) {
 func TestConformanceBranch(t *testing.T) { eachTarget(t, conformanceBranch) }
 func conformanceBranch(t *testing.T, tg *target) { if !tg.Server() { t.Skip("later") }; integrationSiblings(t, tg) }`, []string{
 			"conformanceBranch asserts (Skip) in a branch on Server: the other target never checks it",
+		}},
+		{"an early return on the model", `package cassandra
+func TestIntegrationEarlyReturn(t *testing.T) {
+	eachTarget(t, func(t *testing.T, tg *target) {
+		if !tg.Server() { return }
+		require.True(t, false)
+	})
+}`, []string{
+			"TestIntegrationEarlyReturn returns in a branch on Server: what follows never runs on one target",
+		}},
+		{"an expectation chosen per target", `package cassandra
+func TestIntegrationWantPerTarget(t *testing.T) {
+	eachTarget(t, func(t *testing.T, tg *target) {
+		want := 1
+		if tg.Server() { want = 2 }
+		require.Equal(t, want, 1)
+	})
+}`, []string{
+			"TestIntegrationWantPerTarget asserts (require.Equal) on want, which a branch on Server sets: each target checks another expectation",
+		}},
+		{"a branch on the session instead of Server", `package cassandra
+func TestIntegrationSessionBranch(t *testing.T) {
+	eachTarget(t, func(t *testing.T, tg *target) {
+		if tg.session != nil { require.True(t, false) }
+	})
+}`, []string{
+			"TestIntegrationSessionBranch asserts (require.True) in a branch on Server: the other target never checks it",
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

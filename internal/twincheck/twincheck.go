@@ -38,8 +38,14 @@ type Rules struct {
 	// Prefixes are the test names that must call a gate.
 	Prefixes []string
 	// Marker is the method or field a body reads to tell the server from
-	// the twin; a branch on it must not assert or skip.
+	// the twin. A branch on it must not assert, skip or return, nor set a
+	// variable an assertion then takes as an argument (an expectation per
+	// target).
 	Marker string
+	// Fields are fields of the target that also tell the server from the
+	// twin (the session a Marker method reads, say): a branch on one
+	// compared with nil is a branch on the Marker.
+	Fields []string
 	// Twin names what CI runs in the server's place ("model", "double").
 	Twin string
 }
@@ -248,9 +254,10 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 				continue
 			}
 			// A branch on the marker sets things up; it asserts nothing.
+			chosen := map[string]bool{} // variables a branch on the marker sets
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
 				ifs, ok := n.(*ast.IfStmt)
-				if !ok || first(ifs.Cond, func(n ast.Node) bool { s, ok := n.(*ast.SelectorExpr); return ok && s.Sel.Name == r.Marker }) == nil {
+				if !ok || !r.branches(ifs.Cond) {
 					return true
 				}
 				for _, branch := range []ast.Node{ifs.Body, ifs.Else} {
@@ -260,6 +267,24 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 					if call := assertion(branch); call != "" {
 						problems = append(problems, fmt.Sprintf("%s asserts (%s) in a branch on %s: the other target never checks it", name, call, r.Marker))
 					}
+					if returns(branch) {
+						problems = append(problems, fmt.Sprintf("%s returns in a branch on %s: what follows never runs on one target", name, r.Marker))
+					}
+					sets(branch, chosen)
+				}
+				return true
+			})
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				c, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				if call := assertCall(c); call != "" {
+					for _, a := range c.Args {
+						if id, ok := a.(*ast.Ident); ok && chosen[id.Name] {
+							problems = append(problems, fmt.Sprintf("%s asserts (%s) on %s, which a branch on %s sets: each target checks another expectation", name, call, id.Name, r.Marker))
+						}
+					}
 				}
 				return true
 			})
@@ -268,6 +293,61 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 	sort.Strings(problems)
 	sort.Strings(gated)
 	return problems, gated
+}
+
+// branches reports whether cond reads the marker, or compares one of the
+// fields with nil.
+func (r Rules) branches(cond ast.Expr) bool {
+	return first(cond, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			return n.Sel.Name == r.Marker
+		case *ast.BinaryExpr:
+			if n.Op != token.EQL && n.Op != token.NEQ {
+				return false
+			}
+			for _, pair := range [][2]ast.Expr{{n.X, n.Y}, {n.Y, n.X}} {
+				s, ok := pair[0].(*ast.SelectorExpr)
+				nilID, isNil := pair[1].(*ast.Ident)
+				if ok && isNil && nilID.Name == "nil" && slices.Contains(r.Fields, s.Sel.Name) {
+					return true
+				}
+			}
+		}
+		return false
+	}) != nil
+}
+
+// returns reports whether branch returns (outside the function literals
+// it holds).
+func returns(branch ast.Node) bool {
+	found := false
+	ast.Inspect(branch, func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.ReturnStmt:
+			found = true
+		case *ast.FuncLit:
+			return false
+		}
+		return !found
+	})
+	return found
+}
+
+// sets adds to vars the variables branch assigns with = (not :=, which
+// declares its own).
+func sets(branch ast.Node, vars map[string]bool) {
+	ast.Inspect(branch, func(n ast.Node) bool {
+		if a, ok := n.(*ast.AssignStmt); ok && a.Tok != token.DEFINE {
+			for _, l := range a.Lhs {
+				if id, ok := l.(*ast.Ident); ok && id.Name != "_" {
+					vars[id.Name] = true
+				}
+			}
+		}
+		_, lit := n.(*ast.FuncLit)
+		return !lit
+	})
 }
 
 // clearsEnv reports whether n is a call x.Setenv(lit, ""): it names the
@@ -351,22 +431,26 @@ func first(n ast.Node, match func(ast.Node) bool) ast.Node {
 func assertion(n ast.Node) string {
 	found := ""
 	first(n, func(n ast.Node) bool {
-		c, ok := n.(*ast.CallExpr)
-		if !ok {
-			return false
-		}
-		s, ok := c.Fun.(*ast.SelectorExpr)
-		if !ok {
-			return false
-		}
-		if x, ok := s.X.(*ast.Ident); ok && (x.Name == "require" || x.Name == "assert") {
-			found = x.Name + "." + s.Sel.Name
-		}
-		switch s.Sel.Name {
-		case "Fatal", "Fatalf", "FailNow", "Fail", "Error", "Errorf", "Skip", "Skipf", "SkipNow":
-			found = s.Sel.Name
+		if c, ok := n.(*ast.CallExpr); ok {
+			found = assertCall(c)
 		}
 		return found != ""
 	})
 	return found
+}
+
+// assertCall returns what c calls when it asserts or skips, or "".
+func assertCall(c *ast.CallExpr) string {
+	s, ok := c.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return ""
+	}
+	if x, ok := s.X.(*ast.Ident); ok && (x.Name == "require" || x.Name == "assert") {
+		return x.Name + "." + s.Sel.Name
+	}
+	switch s.Sel.Name {
+	case "Fatal", "Fatalf", "FailNow", "Fail", "Error", "Errorf", "Skip", "Skipf", "SkipNow":
+		return s.Sel.Name
+	}
+	return ""
 }

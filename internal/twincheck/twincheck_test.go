@@ -10,7 +10,7 @@ import (
 )
 
 var rules = twincheck.Rules{Roots: []string{"dial"}, Env: "DB_ADDR", Gates: []string{"each", "benchServer", "benchFake"},
-	Prefixes: []string{"TestServer"}, Marker: "Real", Twin: "fake"}
+	Prefixes: []string{"TestServer"}, Marker: "Real", Fields: []string{"sess"}, Twin: "fake"}
 
 // Each rule is named when a source breaks it, and a gated test passes.
 func TestUntwinned(t *testing.T) {
@@ -35,6 +35,24 @@ func TestServerAlone(t *testing.T) {}`, []string{"TestServerAlone runs no body t
 func TestServerBranch(t *testing.T) { each(t, body) }
 func body(t *testing.T, c *conn) { if c.Real { t.Fatal("x") } }`, []string{
 			"body asserts (Fatal) in a branch on Real: the other target never checks it"}},
+		{"return on one side", `package p
+func TestServerBranch(t *testing.T) { each(t, body) }
+func body(t *testing.T, c *conn) { if !c.Real() { return }; c.Put() }`, []string{
+			"body returns in a branch on Real: what follows never runs on one target"}},
+		{"an expectation per target", `package p
+func TestServerBranch(t *testing.T) { each(t, body) }
+func body(t *testing.T, c *conn) { want := 1; if c.Real() { want = 2 }; require.Equal(t, want, c.Get()) }`, []string{
+			"body asserts (require.Equal) on want, which a branch on Real sets: each target checks another expectation"}},
+		{"a branch on a field compared with nil", `package p
+func TestServerBranch(t *testing.T) { each(t, func(t *testing.T, c *conn) { if c.sess != nil { t.Skip("x") } }) }`, []string{
+			"TestServerBranch asserts (Skip) in a branch on Real: the other target never checks it"}},
+		{"set-up branches", `package p
+func TestServerBranch(t *testing.T) { each(t, body) }
+func body(t *testing.T, c *conn) {
+	if c.Real() { x := 2; c.Use(x); go func() { return }() } else { c.Use(1) }
+	db := open(); if c.Real() { db = dial(t) }; require.NoError(t, db.Put())
+	if err := c.sess.Put(); err != nil { t.Fatal(err) }
+}`, nil},
 		{"a benchmark reaching the server", `package p
 func BenchmarkAlone(b *testing.B) { open(b) }
 func open(t testing.TB) *conn { return dial(t) }`, []string{"reaches the server without running on the fake: BenchmarkAlone → open → dial"}},
