@@ -101,7 +101,10 @@ func (s *Siblings) drop(key string, dots []uint64, value []byte) {
 	if s.keys == nil {
 		s.keys = map[string][]dotted{}
 	}
-	next := slices.DeleteFunc(slices.Clone(s.keys[key]), func(sb dotted) bool { return slices.Contains(dots, sb.dot) })
+	next := s.keys[key] // never shared outside s.mu: Fetch copies it out
+	if len(dots) > 0 {
+		next = slices.DeleteFunc(next, func(sb dotted) bool { return slices.Contains(dots, sb.dot) })
+	}
 	if value != nil {
 		s.nextDot++
 		next = append(next, dotted{dot: s.nextDot, value: value}) // kept as given (see store.Siblings.Put)
