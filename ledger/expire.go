@@ -68,8 +68,10 @@ type ExpireResult struct {
 // under it in between survives (store.SiblingDeleter). On a store that
 // deletes in batches (store.SiblingBatchDeleter: the embedded and memory
 // stores) the keys found dead are deleted together once every key is
-// read, in one write. A key that is not a valid record key is refused
-// with crdt.ErrInvalidKey before anything is read; a sibling that does
+// read, in one write. A key that is not a valid key with RecordKeyPrefix
+// is refused with crdt.ErrInvalidKey before anything is read (one with
+// the prefix that RecordKey cannot make is read as a record's); a
+// sibling that does
 // not decode as a record leaves its key as it is, counted Damaged, its
 // error (crdt.ErrCorruptEncoding, beside crdt.ErrTypeMismatch for
 // another type's value or crdt.ErrUnsupportedVersion for a newer format)
@@ -168,9 +170,11 @@ func ExpireRecords(ctx context.Context, st interface {
 // first), in an order the store keeps from page to page
 // (embedded.Siblings.Keys), and none once the last key is passed. A key
 // never comes after itself: ExpireAllRecords refuses a page that holds
-// the key it was asked to list after, a listing that comes back to a
-// key it already moved past, and a page with a key that is not a valid
-// record key, with crdt.ErrMisconfiguredStore, before it reads the page.
+// the key it was asked to list after, a listing that loops (a page ending
+// on the key an earlier page ended on), and a page with a key that is not
+// a valid key with RecordKeyPrefix, with crdt.ErrMisconfiguredStore,
+// before it reads the page. A key listed again on a later page without a
+// loop is judged, and counted, again.
 type KeyLister interface {
 	Keys(ctx context.Context, prefix, after string, limit int) ([]string, error)
 }

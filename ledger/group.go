@@ -41,6 +41,7 @@ type call struct {
 	applied bool   // an attempt of this call applied txn (and may have written it)
 	version uint64 // Version of the owner's entry in the state that landed txn
 	now     bool   // the current attempt applied txn
+	early   bool   // its context had ended when its cycle started: it ran no attempt
 	event   observe.Event
 }
 
@@ -62,7 +63,7 @@ func (l *Ledger) run(c call) (Result, error) {
 			l.gmu.Unlock()
 			defer l.recycle(self)
 			if !l.await(self) {
-				err := c.ctx.Err()
+				err := l.leftError(c)
 				if l.opts.Observer != nil {
 					c.op.End(refusal(err)) // one attempt, as any refusal
 				}
@@ -138,6 +139,7 @@ func (l *Ledger) lead(c *call) (Result, observe.Event, error) {
 			m.wake <- struct{}{}
 		}
 		clear(group)
+		l.noteDoubt()
 		l.mu.Unlock()
 		l.handoff()
 	}()
@@ -225,7 +227,7 @@ func (l *Ledger) cycle(group []*call) {
 	open := buf[:0]
 	for _, c := range group {
 		if err := c.ctx.Err(); err != nil {
-			c.res.Attempts, c.err = 1, err
+			c.res.Attempts, c.err, c.early = 1, l.heldError(c, err), true
 			continue
 		}
 		open = append(open, c)
@@ -299,6 +301,13 @@ func (l *Ledger) cycle(group []*call) {
 				outcome = outcomeName(c.res.Outcome)
 			}
 			c.event = l.event("update", outcome, c.res.Attempts, c.err)
+			// Each member counts the failures of the attempts it took
+			// part in (every member starts with the cycle).
+			c.event.Refused, c.event.Ambiguous = l.stats.failedIn(c.res.Attempts)
+			if c.early { // no attempt: as a call refused before it wrote
+				e := refusal(c.err)
+				c.event.Refused, c.event.Ambiguous = e.Refused, e.Ambiguous
+			}
 			if i > 0 {
 				c.event.Folded = 0 // a write's retirements are reported once
 			}
@@ -571,6 +580,37 @@ func (l *Ledger) heldError(c *call, err error) error {
 		return err
 	}
 	return retry.InDoubt(err, fmt.Sprintf("an earlier attempt's write of %q", c.txn))
+}
+
+// noteDoubt copies, with l.mu held, the transactions heldError would find
+// in doubt to l.doubt, for leftError.
+func (l *Ledger) noteDoubt() {
+	if l.opts.MaxGroup <= 1 {
+		return // no queue to leave
+	}
+	l.gmu.Lock()
+	defer l.gmu.Unlock()
+	l.doubt = l.doubt[:0]
+	if l.cyc.Pending {
+		for txn := range l.unacked {
+			l.doubt = append(l.doubt, txn)
+		}
+	}
+}
+
+// leftError is the error of call c, which left the queue as its context
+// ended: the context's, wrapping crdt.ErrAmbiguousWrite as well when c's
+// transaction was in this ledger's pending write as of the last write
+// (heldError; a later write's answer is not waited for, so a transaction
+// that has landed since may still be reported in doubt).
+func (l *Ledger) leftError(c call) error {
+	err := c.ctx.Err()
+	l.gmu.Lock()
+	defer l.gmu.Unlock()
+	if slices.Contains(l.doubt, c.txn) {
+		return retry.InDoubt(err, fmt.Sprintf("an earlier attempt's write of %q", c.txn))
+	}
+	return err
 }
 
 // fail answers every call of cs with err.

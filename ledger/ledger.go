@@ -156,7 +156,9 @@ type Result struct {
 	// transaction that lands later may change it.
 	Owner tpncounter.Copy
 
-	// Attempts is the number of fetch-merge-put cycles run (at least 1).
+	// Attempts is the number of fetch-merge-put cycles run: at least 1,
+	// but 0 for a call refused for its input and one that left the queue
+	// of a group commit (Options.MaxGroup) as its context ended.
 	Attempts int
 
 	// Landed reports whether the transaction is known to be in the store.
@@ -193,7 +195,11 @@ type Ledger struct {
 	// write is pending (retry.Cycle; ledgerOps reads apart).
 	cyc retry.Cycle[*tpncounter.Counter, ledgerOps]
 	// unacked: txns of writes not known landed, callers never told: when applied.
-	unacked   map[crdt.TxnID]time.Time
+	unacked map[crdt.TxnID]time.Time
+	// doubt: the txns of unacked while the last write is pending, as of the
+	// last release of mu after a write (noteDoubt), for a queued call that
+	// leaves without taking mu. Guarded by gmu.
+	doubt     []crdt.TxnID
 	sightings map[crdt.ActorID]sighting // each other live actor's version as first seen (RetireAfter)
 	resume    uint64                    // not 0: writer's version last known stored, kept if the next read shows it (Book, renewStale)
 	former    Record                    // the incarnation before writer, last known stored at Version: record takes out its late copies
@@ -507,6 +513,35 @@ func setIn[K comparable, V any](m *map[K]V, k K, v V) {
 // opStats counts what one operation did, for the Observer.
 type opStats struct {
 	ambiguous, refused, siblings, bytes, retired, folded int
+	// failed holds, in order, how each failed attempt ended: refused
+	// ('r') or ambiguous ('a'). Every attempt but the last failed, so a
+	// group member's first n attempts are failed[:n] (failedIn).
+	failed []byte
+}
+
+// fail counts an attempt that ended refused ('r') or ambiguous ('a').
+func (s *opStats) fail(kind byte) {
+	if kind == 'r' {
+		s.refused++
+	} else {
+		s.ambiguous++
+	}
+	if len(s.failed) < 128 { // a cycle makes at most 101 attempts (RetryCount); unobserved, stats are never reset
+		s.failed = append(s.failed, kind)
+	}
+}
+
+// failedIn returns how many of the first n attempts ended refused and
+// ambiguous.
+func (s *opStats) failedIn(n int) (refused, ambiguous int) {
+	for _, k := range s.failed[:min(n, len(s.failed))] {
+		if k == 'r' {
+			refused++
+		} else {
+			ambiguous++
+		}
+	}
+	return refused, ambiguous
 }
 
 // New returns a ledger for key in store, writing as opts.Actor. It does no
@@ -807,7 +842,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 	sibs, token, err := l.store.Fetch(ctx, l.key)
 	if err != nil {
 		if retry.Classify(err) == retry.Refused {
-			l.stats.refused++ // a refused read is a refused attempt (observe.Event)
+			l.stats.fail('r') // a refused read is a refused attempt (observe.Event)
 		}
 		return nil, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
 	}
@@ -1011,7 +1046,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 		l.unapply(merged, applied)
 		return true, fmt.Errorf("ledger %q: put: %w", l.key, err)
 	case retry.Classify(err) == retry.Refused || brokenCancelRefused && errors.Is(err, context.Canceled):
-		l.stats.refused++
+		l.stats.fail('r')
 		if brokenKeepRefused && len(applied) > 1 {
 			applied = applied[:1] // broken: the others stay in the state
 		}
@@ -1021,7 +1056,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 		// Ambiguous, or an error the store did not classify
 		// (store.Siblings): kept pending (retry.Cycle).
 		err = retry.AmbiguousErr(err)
-		l.stats.ambiguous++
+		l.stats.fail('a')
 		l.cyc.Ambiguous(merged)
 		l.takenOut = nil // pending now
 		for _, x := range applied {
@@ -1171,6 +1206,7 @@ func (l *Ledger) Find(ctx context.Context) (*tpncounter.Counter, error) {
 func (l *Ledger) findEvent(ctx context.Context, observed bool) (*tpncounter.Counter, observe.Event, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	defer l.noteDoubt()
 	if !observed {
 		c, _, err := l.find(ctx)
 		return c, observe.Event{}, err
