@@ -248,8 +248,10 @@ func (l *Ledger) cycle(group []*call) {
 			riders = append(riders, open[1:]...)
 			open = open[:1]
 		}
+		l.stats.attempt = attempt
 		open = l.attempt(ctx, open, attempt)
 	}
+	l.stats.attempt = 0
 	for _, c := range riders {
 		c.res.Landed, c.res.Value, c.res.Attempts, c.err = first.res.Landed, first.res.Value, first.res.Attempts, first.err
 	}

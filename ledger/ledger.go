@@ -513,10 +513,11 @@ func setIn[K comparable, V any](m *map[K]V, k K, v V) {
 // opStats counts what one operation did, for the Observer.
 type opStats struct {
 	ambiguous, refused, siblings, bytes, retired, folded int
-	// failed holds, in order, how each failed attempt ended: refused
-	// ('r') or ambiguous ('a'). Every attempt but the last failed, so a
-	// group member's first n attempts are failed[:n] (failedIn).
-	failed []byte
+	// attempt is the group cycle's attempt running (1 first; 0 outside
+	// its attempts), and failed[i] how attempt i+1 ended: refused ('r'),
+	// ambiguous ('a'), or neither (0), for failedIn.
+	attempt int
+	failed  []byte
 }
 
 // fail counts an attempt that ended refused ('r') or ambiguous ('a').
@@ -526,8 +527,11 @@ func (s *opStats) fail(kind byte) {
 	} else {
 		s.ambiguous++
 	}
-	if len(s.failed) < 128 { // a cycle makes at most 101 attempts (RetryCount); unobserved, stats are never reset
-		s.failed = append(s.failed, kind)
+	if i := s.attempt - 1; i >= 0 && i < 128 { // a cycle makes at most 101 attempts (RetryCount)
+		for len(s.failed) <= i {
+			s.failed = append(s.failed, 0)
+		}
+		s.failed[i] = kind
 	}
 }
 
@@ -535,9 +539,10 @@ func (s *opStats) fail(kind byte) {
 // ambiguous.
 func (s *opStats) failedIn(n int) (refused, ambiguous int) {
 	for _, k := range s.failed[:min(n, len(s.failed))] {
-		if k == 'r' {
+		switch k {
+		case 'r':
 			refused++
-		} else {
+		case 'a':
 			ambiguous++
 		}
 	}

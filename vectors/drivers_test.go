@@ -8687,7 +8687,7 @@ var dvMutants = []struct {
 		"ledger/group.go", "if out == 0 && c.known != nil {", "if false && out == 0 && c.known != nil {",
 		"driver_ledger", "records: a retry the counter forgot is answered from its record"},
 	{"ledger/ambiguous put not retried", "6.9: an ambiguous put is kept pending and retried",
-		"ledger/ledger.go", "l.stats.ambiguous++", "l.stats.ambiguous++\n\t\treturn true, err",
+		"ledger/ledger.go", "l.stats.fail('a')", "l.stats.fail('a')\n\t\treturn true, err",
 		"driver_ledger", "ambiguous put that landed, then the retry"},
 	{"ledger/retirement without records", "6.11 step 5: the retired entry's transactions are recorded first",
 		"ledger/index.go", "func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, now time.Time) bool {",
