@@ -34,8 +34,9 @@ const (
 	// counts a row's timestamps and deletion times (36 bytes) and each
 	// partition's deletion (12) towards its batch limit, so many small
 	// mutations pass it long before their bytes do. The batch this lets
-	// through that 4.0 sizes largest, 963 one-byte puts in partitions of
-	// their own, counts about 48,150 of its 51,200 bytes.
+	// through that 4.0 sizes largest, 992 puts of an empty key and a
+	// one-byte value in partitions of their own, counts about 48,600 of
+	// its 51,200 bytes.
 	SpanningOverhead = 32
 )
 

@@ -32,7 +32,7 @@ const (
 // sum of PartitionUpdate.dataSize): a written row its liveness timestamp
 // (8, 16 with a TTL) and row deletion time (12, even when live); each cell
 // its timestamp, TTL and local deletion time (16), a counter's its context
-// too (34: a header and one local shard); a deleted row its liveness and
+// too (36: its header and one local shard); a deleted row its liveness and
 // deletion time; a range tombstone its deletion time; each partition of
 // the batch its partition deletion (12). The commit log's limit is checked
 // against the same sum (an approximation of the serialized mutation).
@@ -40,7 +40,7 @@ const (
 	rowLiveness    = 8 + 12
 	expiringExtra  = 8
 	cellOverhead   = 16
-	counterContext = 34
+	counterContext = 36
 	rowDeletion    = 8 + 12
 	rangeDeletion  = 12
 	partitionBase  = 12
