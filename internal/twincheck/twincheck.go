@@ -38,9 +38,10 @@ type Rules struct {
 	// Prefixes are the test names that must call a gate.
 	Prefixes []string
 	// Marker is the method or field a body reads to tell the server from
-	// the twin. A branch on it must not assert, skip or return, nor set a
-	// variable an assertion then takes as an argument (an expectation per
-	// target).
+	// the twin. A branch on it (an if or a switch case, also through a
+	// local set from it) must not assert, skip, return or leave its loop,
+	// nor set a variable an assertion after it takes as an argument (an
+	// expectation per target).
 	Marker string
 	// Fields are fields of the target that also tell the server from the
 	// twin (the session a Marker method reads, say): a branch on one
@@ -253,41 +254,7 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 			if !test && !bodies[name] {
 				continue
 			}
-			// A branch on the marker sets things up; it asserts nothing.
-			chosen := map[string]bool{} // variables a branch on the marker sets
-			ast.Inspect(fd.Body, func(n ast.Node) bool {
-				ifs, ok := n.(*ast.IfStmt)
-				if !ok || !r.branches(ifs.Cond) {
-					return true
-				}
-				for _, branch := range []ast.Node{ifs.Body, ifs.Else} {
-					if branch == nil {
-						continue
-					}
-					if call := assertion(branch); call != "" {
-						problems = append(problems, fmt.Sprintf("%s asserts (%s) in a branch on %s: the other target never checks it", name, call, r.Marker))
-					}
-					if returns(branch) {
-						problems = append(problems, fmt.Sprintf("%s returns in a branch on %s: what follows never runs on one target", name, r.Marker))
-					}
-					sets(branch, chosen)
-				}
-				return true
-			})
-			ast.Inspect(fd.Body, func(n ast.Node) bool {
-				c, ok := n.(*ast.CallExpr)
-				if !ok {
-					return true
-				}
-				if call := assertCall(c); call != "" {
-					for _, a := range c.Args {
-						if id, ok := a.(*ast.Ident); ok && chosen[id.Name] {
-							problems = append(problems, fmt.Sprintf("%s asserts (%s) on %s, which a branch on %s sets: each target checks another expectation", name, call, id.Name, r.Marker))
-						}
-					}
-				}
-				return true
-			})
+			problems = append(problems, r.markerBranches(name, fd.Body)...)
 		}
 	}
 	sort.Strings(problems)
@@ -318,36 +285,225 @@ func (r Rules) branches(cond ast.Expr) bool {
 	}) != nil
 }
 
-// returns reports whether branch returns (outside the function literals
-// it holds).
-func returns(branch ast.Node) bool {
-	found := false
-	ast.Inspect(branch, func(n ast.Node) bool {
-		switch n.(type) {
-		case *ast.ReturnStmt:
-			found = true
-		case *ast.FuncLit:
-			return false
-		}
-		return !found
-	})
-	return found
-}
-
-// sets adds to vars the variables branch assigns with = (not :=, which
-// declares its own).
-func sets(branch ast.Node, vars map[string]bool) {
-	ast.Inspect(branch, func(n ast.Node) bool {
-		if a, ok := n.(*ast.AssignStmt); ok && a.Tok != token.DEFINE {
-			for _, l := range a.Lhs {
-				if id, ok := l.(*ast.Ident); ok && id.Name != "_" {
-					vars[id.Name] = true
+// markerBranches returns the problems of the branches on the marker in
+// body, the function name: one that asserts, skips, returns or leaves its
+// loop; and an assertion taking as an argument a variable that such a
+// branch set before it, with no assignment outside one in between (in the
+// source's order: the check does not follow loops). A branch is an if or
+// a switch case whose condition reads the marker, compares a field with
+// nil, or reads a local set from the marker or a field.
+func (r Rules) markerBranches(name string, body *ast.BlockStmt) []string {
+	var problems []string
+	locals := map[string]bool{} // set from the marker or a field
+	ast.Inspect(body, func(n ast.Node) bool {
+		if a, ok := n.(*ast.AssignStmt); ok && len(a.Lhs) == len(a.Rhs) {
+			for i, rhs := range a.Rhs {
+				if id, ok := a.Lhs[i].(*ast.Ident); ok && r.reads(rhs) {
+					locals[id.Name] = true
 				}
 			}
 		}
-		_, lit := n.(*ast.FuncLit)
-		return !lit
+		return true
 	})
+	on := func(e ast.Expr) bool {
+		return e != nil && (r.branches(e) || first(e, func(n ast.Node) bool { id, ok := n.(*ast.Ident); return ok && locals[id.Name] }) != nil)
+	}
+	var branches []ast.Node
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.IfStmt:
+			if on(n.Cond) {
+				branches = append(branches, n.Body)
+				if n.Else != nil {
+					branches = append(branches, n.Else)
+				}
+			}
+		case *ast.SwitchStmt:
+			marked := on(n.Tag)
+			for _, c := range n.Body.List {
+				for _, e := range c.(*ast.CaseClause).List {
+					marked = marked || on(e)
+				}
+			}
+			if marked {
+				for _, c := range n.Body.List {
+					branches = append(branches, &ast.BlockStmt{List: c.(*ast.CaseClause).Body})
+				}
+			}
+		}
+		return true
+	})
+	set := map[string][]token.Pos{} // where a branch sets a variable
+	inBranch := map[ast.Node]bool{}
+	for _, b := range branches {
+		if call := assertion(b); call != "" {
+			problems = append(problems, fmt.Sprintf("%s asserts (%s) in a branch on %s: the other target never checks it", name, call, r.Marker))
+		}
+		if leaves(b) {
+			problems = append(problems, fmt.Sprintf("%s returns in a branch on %s: what follows never runs on one target", name, r.Marker))
+		}
+		assigns(b, func(n ast.Node, v string) { set[v] = append(set[v], n.Pos()); inBranch[n] = true })
+	}
+	plain := map[string][]token.Pos{} // where code outside the branches sets it
+	assigns(body, func(n ast.Node, v string) {
+		if !inBranch[n] {
+			plain[v] = append(plain[v], n.Pos())
+		}
+	})
+	chosen := func(v string, at token.Pos) bool {
+		for _, p := range set[v] {
+			if p < at && !slices.ContainsFunc(plain[v], func(q token.Pos) bool { return p < q && q < at }) {
+				return true
+			}
+		}
+		return false
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if call := assertCall(c); call != "" {
+			for _, a := range c.Args {
+				for _, v := range valuesIn(a) {
+					if chosen(v, c.Pos()) {
+						problems = append(problems, fmt.Sprintf("%s asserts (%s) on %s, which a branch on %s sets: each target checks another expectation", name, call, v, r.Marker))
+					}
+				}
+			}
+		}
+		return true
+	})
+	return problems
+}
+
+// reads reports whether e is the marker or one of the fields, read as it
+// is (x.Server(), x.session, !x.Server(), x.session == nil), not a call on
+// a field (x.session.Query()).
+func (r Rules) reads(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		return r.reads(x.X)
+	case *ast.UnaryExpr:
+		return r.reads(x.X)
+	case *ast.BinaryExpr:
+		return r.reads(x.X) || r.reads(x.Y)
+	case *ast.CallExpr:
+		s, ok := x.Fun.(*ast.SelectorExpr)
+		return ok && len(x.Args) == 0 && s.Sel.Name == r.Marker
+	case *ast.SelectorExpr:
+		return x.Sel.Name == r.Marker || slices.Contains(r.Fields, x.Sel.Name)
+	}
+	return false
+}
+
+// leaves reports whether branch returns, or leaves or skips the loop
+// around it (break, continue or goto outside a loop, switch or select of
+// its own), outside the function literals it holds.
+func leaves(branch ast.Node) bool {
+	found := false
+	var walk func(n ast.Node, nested bool)
+	walk = func(n ast.Node, nested bool) {
+		ast.Inspect(n, func(m ast.Node) bool {
+			if found || m == nil {
+				return false
+			}
+			switch m := m.(type) {
+			case *ast.FuncLit:
+				return false
+			case *ast.ReturnStmt:
+				found = true
+			case *ast.BranchStmt:
+				found = found || !nested || m.Tok == token.GOTO
+			case *ast.ForStmt, *ast.RangeStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt, *ast.SelectStmt:
+				if m != n {
+					walk(m, true)
+					return false
+				}
+			}
+			return !found
+		})
+	}
+	walk(branch, false)
+	return found
+}
+
+// assigns calls f with each assignment (=, op=, ++, --; not :=, which
+// declares its own) in n outside function literals, and the variable it
+// sets: the root of a field, element or pointer it writes.
+func assigns(n ast.Node, f func(ast.Node, string)) {
+	ast.Inspect(n, func(m ast.Node) bool {
+		switch m := m.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.AssignStmt:
+			if m.Tok != token.DEFINE {
+				for _, l := range m.Lhs {
+					if v := root(l); v != "" {
+						f(m, v)
+					}
+				}
+			}
+		case *ast.IncDecStmt:
+			if v := root(m.X); v != "" {
+				f(m, v)
+			}
+		}
+		return true
+	})
+}
+
+// root is the variable an assignment to e writes ("" for _ or none).
+func root(e ast.Expr) string {
+	for {
+		switch x := e.(type) {
+		case *ast.Ident:
+			if x.Name == "_" {
+				return ""
+			}
+			return x.Name
+		case *ast.SelectorExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.ParenExpr:
+			e = x.X
+		default:
+			return ""
+		}
+	}
+}
+
+// valuesIn returns the variables whose values e passes on: every
+// identifier in it but the receivers of method calls (c in c.Get()) and
+// the functions called.
+func valuesIn(e ast.Expr) []string {
+	var out []string
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			for _, a := range n.Args {
+				out = append(out, valuesIn(a)...)
+			}
+			if _, ok := n.Fun.(*ast.Ident); !ok {
+				if _, ok := n.Fun.(*ast.SelectorExpr); !ok {
+					out = append(out, valuesIn(n.Fun)...)
+				}
+			}
+			return false
+		case *ast.SelectorExpr:
+			out = append(out, valuesIn(n.X)...)
+			return false
+		case *ast.Ident:
+			out = append(out, n.Name)
+		}
+		return true
+	})
+	return out
 }
 
 // clearsEnv reports whether n is a call x.Setenv(lit, ""): it names the
