@@ -62,3 +62,45 @@ func BenchmarkDebitVsLedgerCredit(b *testing.B) {
 func BenchmarkShortfall(b *testing.B) {
 	boundedtest.BenchmarkShortfall(b, memory.NewSiblings())
 }
+
+// BenchmarkTransfer times a Transfer of 1 to a recipient the actor has
+// already given to, when its entry gives to 1 and to 4,000 recipients,
+// and reports the second against the first in the same run (x-vs-one): a
+// transfer checks the totals of the recipients it changes, not of every
+// recipient of the entry; what is left grows with the entry (its
+// encoding).
+//
+//	taskset -c 1 go test -run '^$' -bench BenchmarkTransfer ./bounded
+func BenchmarkTransfer(b *testing.B) {
+	var one float64
+	for _, n := range []int{1, 4000} {
+		b.Run(fmt.Sprintf("recipients=%d", n), func(b *testing.B) {
+			c, err := bounded.New(bounded.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.Apply("a", "t1", 1<<40); err != nil {
+				b.Fatal(err)
+			}
+			to := func(i int) crdt.ActorID { return crdt.ActorID(fmt.Sprintf("b%05d", i)) }
+			for i := range n {
+				if err := c.Transfer("a", to(i), 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := c.Transfer("a", to(n-1), 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			if n == 1 {
+				one = ns
+			} else if one > 0 {
+				b.ReportMetric(ns/one, "x-vs-one")
+			}
+		})
+	}
+}

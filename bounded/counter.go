@@ -636,14 +636,29 @@ func (c *Counter) put(actor crdt.ActorID, e *entry) error {
 	return nil
 }
 
-// recipients lists the actors either entry gave rights to.
+// recipients lists the actors to whom entries a and b gave different
+// amounts: only their totals can change when b replaces a. Both lists of
+// grants are sorted by recipient.
 func recipients(a, b *entry) []crdt.ActorID {
+	var x, y []grant
+	if a != nil {
+		x = a.sent
+	}
+	if b != nil {
+		y = b.sent
+	}
 	var out []crdt.ActorID
-	for _, e := range []*entry{a, b} {
-		if e != nil {
-			for _, g := range e.sent {
-				out = append(out, g.to)
+	for len(x) > 0 || len(y) > 0 {
+		switch {
+		case len(y) == 0 || len(x) > 0 && x[0].to < y[0].to:
+			out, x = append(out, x[0].to), x[1:]
+		case len(x) == 0 || y[0].to < x[0].to:
+			out, y = append(out, y[0].to), y[1:]
+		default:
+			if x[0].amount != y[0].amount {
+				out = append(out, x[0].to)
 			}
+			x, y = x[1:], y[1:]
 		}
 	}
 	return out

@@ -209,6 +209,19 @@ func TestOverflow(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorIs(t, e.Transfer("o", "a", 10), crdt.ErrOverflow)
 	require.Equal(t, int64(10), e.Rights("o"), "unchanged")
+
+	// A second transfer to a recipient the giver already gave to is
+	// checked too: b has received 2^63−1 from a and o together, and one
+	// more from o would take what b received past int64.
+	g := mustNew(t, Options{Bound: -10, Origin: "o"})
+	_, err = g.Apply("a", "c1", math.MaxInt64)
+	require.NoError(t, err)
+	require.NoError(t, g.Transfer("a", "b", math.MaxInt64-1))
+	require.NoError(t, g.Transfer("o", "b", 1))
+	before = encode(t, g)
+	require.ErrorIs(t, g.Transfer("o", "b", 1), crdt.ErrOverflow)
+	require.Equal(t, before, encode(t, g), "unchanged")
+	require.Equal(t, int64(math.MaxInt64), g.Rights("b"))
 }
 
 func TestCodecRoundTrip(t *testing.T) {
