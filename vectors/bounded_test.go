@@ -878,27 +878,14 @@ func (m *boundedModel) bigValue() *big.Int {
 	return v
 }
 
-// totals returns the derived totals SPEC.md 13.1 names, exactly: the
-// value (key "") and the received ("received " + a) and rights ("rights "
-// + a) of every actor with an entry, a grant or the origin role. It
-// visits each entry once, so that scenarios of thousands of actors stay
-// quick.
-func (m *boundedModel) totals() map[string]*big.Int {
+// totalsOf returns the derived totals SPEC.md 13.1 names that a change
+// of actors' entries or grants can move, exactly: the value (key "") and
+// the received ("received " + a) and rights ("rights " + a) of each of
+// actors.
+func (m *boundedModel) totalsOf(actors []string) map[string]*big.Int {
 	out := map[string]*big.Int{"": m.bigValue()}
-	recv := map[string]*big.Int{}
-	for _, e := range m.entries {
-		for to, n := range e.sent {
-			if recv[to] == nil {
-				recv[to] = new(big.Int)
-			}
-			recv[to].Add(recv[to], big.NewInt(n))
-		}
-	}
-	for _, a := range m.actors() {
-		r := recv[a]
-		if r == nil {
-			r = new(big.Int)
-		}
+	for _, a := range actors {
+		r := m.bigReceived(a)
 		out["received "+a], out["rights "+a] = r, m.bigRights(a, r)
 	}
 	return out
@@ -985,9 +972,24 @@ func (m *boundedModel) commit(a string, e *bmEntry, totals bool) string {
 	if old == nil && len(m.entries) >= bmMaxActors {
 		return "too_large"
 	}
+	// Only the value and the totals of a and of those a now gives a
+	// different amount can change.
+	touched := []string{a}
+	for to, n := range e.sent {
+		if old == nil || old.sent[to] != n {
+			touched = append(touched, to)
+		}
+	}
+	if old != nil {
+		for to := range old.sent {
+			if _, ok := e.sent[to]; !ok {
+				touched = append(touched, to)
+			}
+		}
+	}
 	var before map[string]*big.Int
 	if totals {
-		before = m.totals()
+		before = m.totalsOf(touched)
 	}
 	if len(e.sent) > 0 || old != nil && len(old.sent) > 0 {
 		m.givers = nil
@@ -999,7 +1001,7 @@ func (m *boundedModel) commit(a string, e *bmEntry, totals bool) string {
 	}
 	moved := false
 	if totals {
-		for k, v := range m.totals() {
+		for k, v := range m.totalsOf(touched) {
 			moved = moved || further(before[k], v)
 		}
 	}
