@@ -151,6 +151,9 @@ func TestBurstCompactsInBoundedMerges(t *testing.T) {
 // live rows the first merge covers only the oldest MaxCover and the two
 // merges leave more.
 func TestCompactionBoundUpToMaxCover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	ctx := context.Background()
 	for _, n := range []int{balance.MaxCover, balance.MaxCover + 1} {
 		l, s, c := newAccounts(t)

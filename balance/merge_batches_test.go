@@ -97,6 +97,9 @@ func TestMergeBatchesStayWithinTheStoreLimit(t *testing.T) {
 // MaxCover oldest, so a backlog drains oldest first, and the balance stays
 // exact throughout.
 func TestMergeCoversTheOldestFirst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	l, _, c := newAccounts(t)
 	ctx := context.Background()
 	n := balance.MaxCover + 1000

@@ -50,6 +50,9 @@ func interestingInts() []int64 {
 // boundary and random values: equal bytes, the length encodedLen predicts,
 // at most maxRowLen bytes, and MarshalBinary's output decodes back.
 func TestAppendEncodingMatchesWireEncoder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	id := func() ID {
@@ -133,6 +136,9 @@ func TestAppendEncodingMatchesWireEncoder(t *testing.T) {
 // row encoding at the integer boundaries changed to each value a msgpack
 // form starts with and by one either way.
 func TestDecodeCanonicalAgrees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	u, v := timeid.FromParts(at, 1, 2), timeid.FromParts(at.Add(time.Second), 3, 4)
 	var rows []Row

@@ -489,6 +489,9 @@ func feDepth() int {
 }
 
 func TestTransactionsEveryFaultSequence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	for _, menu := range []struct {
 		name    string
 		actions []feAction

@@ -207,6 +207,9 @@ func TestTransactionsInvalidTombstoneRemovalKeepsASum(t *testing.T) {
 // passes them all. (It used to stop at the first row left unlisted, for
 // good.)
 func TestTransactionsBacklogCompacts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	c := rsClock()
 	mem := memory.NewPartitions()
 	tx := rsWriter(t, mem, c, 0, 1)
