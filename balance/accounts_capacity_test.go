@@ -11,6 +11,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -60,20 +61,25 @@ func (a *capacityAccount) balanceIs(n int, what string) {
 // r·(GCGrace + SettleGrace + 2·I) rows (a tombstone stays until GCGrace
 // old, an N row until a merge settles its sum), so that step 1's 100,000
 // rows are reached at about 150 updates a second with the defaults. It
-// runs 50 a second, merged every 5 s, past GCGrace, and compares the
-// most rows the partition held with the formula.
+// runs 10 updates a second (50 with COUNTERKIT_CASES above 1), merged
+// every 5 s, past GCGrace, and compares the most rows the partition held
+// with the formula.
 func TestAccountsCapacity(t *testing.T) {
 	if testing.Short() {
-		t.Skip("34,500 updates: not with -short")
+		t.Skip("6,900 updates: not with -short")
 	}
-	const rate, every = 50, 5 * time.Second
+	const every = 5 * time.Second
+	rate := 10
+	if proptest.Scale(1) > 1 {
+		rate = 50
+	}
 	a := newCapacityAccount(t, balance.Options{})
 	o := a.ac.Options()
-	want := rate * (o.GCGrace + o.SettleGrace + 2*every).Seconds()
+	want := float64(rate) * (o.GCGrace + o.SettleGrace + 2*every).Seconds()
 	most, n := 0, 0
 	for s := 1; time.Duration(s)*time.Second <= o.GCGrace+o.SettleGrace+6*every; s++ {
 		for range rate {
-			a.c.Add(time.Second / rate)
+			a.c.Add(time.Second / time.Duration(rate))
 			a.add(n)
 			n++
 		}
@@ -98,10 +104,15 @@ func TestAccountsCapacity(t *testing.T) {
 // 9.3 step 1). Found by a review from the docs: at 150 updates a second
 // an account passed MaxRows within GCGrace, and every later Balance and
 // Merge failed crdt.ErrTooLarge, for good. Short graces (Window 1 min,
-// SettleGrace 40 s, GCGrace 90 s) keep the drain to about 40 merges.
+// SettleGrace 40 s, GCGrace 90 s) keep the drain to about 40 merges. It
+// runs with COUNTERKIT_CASES above 1 (about 20 s of CPU: MaxRows is a
+// constant, so no smaller account passes it).
 func TestAccountsBacklogDrains(t *testing.T) {
 	if testing.Short() {
 		t.Skip("110,000 updates and 40 merges of up to 170,000 rows: not with -short")
+	}
+	if proptest.Scale(1) <= 1 {
+		t.Skip("110,000 updates and 40 merges of up to 170,000 rows: COUNTERKIT_CASES above 1 runs it")
 	}
 	a := newCapacityAccount(t, balance.Options{Window: time.Minute, SettleGrace: 40 * time.Second, GCGrace: 90 * time.Second})
 	const n = balance.MaxRows + 10_000

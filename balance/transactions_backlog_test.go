@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 )
@@ -23,12 +24,21 @@ import (
 // review: every row read was recorded, and with a store writing a record
 // row in 200 µs, 30,000 live rows needed 60,000 record rows (12 s), so
 // every merge stopped with ErrSlowMerge before step 4 and the backlog never
-// drained (SPEC.md 9.4: no backlog makes a partition unmergeable).
+// drained (SPEC.md 9.4: no backlog makes a partition unmergeable). By
+// default the backlog is 15,000 rows at 400 µs a record row (the same 12 s
+// for recording every row read, past MaxMerge); with COUNTERKIT_CASES
+// above 1, 30,000 at 200 µs.
 func TestTransactionsBacklogDrains(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	ctx := context.Background()
 	c := newTestClock()
 	mem := memory.NewPartitions()
-	const perRecordRow = 200 * time.Microsecond
+	perRecordRow, backlog := 400*time.Microsecond, 15_000
+	if proptest.Scale(1) > 1 {
+		perRecordRow, backlog = 200*time.Microsecond, 30_000
+	}
 	st := faulty.NewPartitions(mem, faulty.Options{History: -1})
 	st.SetHook(func(_ context.Context, call faulty.Call, after bool) error {
 		if after && call.Method == faulty.MethodApply && strings.Contains(call.Key, "#txn.") && !strings.HasSuffix(call.Key, "#txn.expired") {
@@ -54,8 +64,8 @@ func TestTransactionsBacklogDrains(t *testing.T) {
 	_, err = tx.Merge(ctx, acct)
 	require.NoError(t, err, "a merge of MaxCover rows")
 
-	// A backlog: 30,000 live rows (merges paused), then no more credits.
-	const backlog = 30_000
+	// A backlog: 15,000 or 30,000 live rows (merges paused), then no more
+	// credits.
 	apply("backlog-", backlog)
 	var last error
 	for i := range 7 {
@@ -84,9 +94,15 @@ func TestTransactionsBacklogDrains(t *testing.T) {
 // 3,000 credits a second, merges every 5 s covered 5,000 rows each and,
 // before the first settled (SettleGrace), took a partition past 100,000
 // rows: every later Balance and Merge failed crdt.ErrTooLarge, for good.
+// It runs with COUNTERKIT_CASES above 1 (MaxRows is a constant, so no
+// smaller backlog passes it); TestTransactionsBacklogRows reads a row
+// partition past MaxRows in CI.
 func TestTransactionsBacklogPastMaxRowsDrains(t *testing.T) {
 	if testing.Short() {
 		t.Skip("60,000 credits and 28 merges of up to 130,000 rows: not with -short")
+	}
+	if proptest.Scale(1) <= 1 {
+		t.Skip("60,000 credits and 28 merges of up to 130,000 rows: COUNTERKIT_CASES above 1 runs it")
 	}
 	ctx := context.Background()
 	c := newTestClock()
