@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -58,19 +59,27 @@ func (s *skewStore) Apply(ctx context.Context, muts []store.Mutation) error {
 
 // TestRetryUnderClockSkewAndLatency adds x (7) and another update, then
 // sends x again (a retry, or x reused with 3) at times across the write
-// window, its write landing at once, halfway through or at the end of the
-// latency bound, while two mergers whose clocks are FutureSkew apart merge
+// window (every minute, every 20 s with COUNTERKIT_CASES above 1, and
+// around its end), its write landing at once, halfway through or at the
+// end of the latency bound, while two mergers whose clocks are FutureSkew apart merge
 // every 5 and 7 seconds until the rows are collected (GCGrace). Every
 // second the balance must count x once, with one of its amounts. A merge
 // may refuse with ErrClockSkew when the other merger's sum row is
 // FutureSkew ahead of its clock; nothing else may fail.
 func TestRetryUnderClockSkewAndLatency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	o, err := balance.New(memory.NewPartitions(), balance.Options{})
 	require.NoError(t, err)
 	opts := o.Options()
 	fs, lat, w := opts.FutureSkew, opts.SafetyMargin-2*opts.FutureSkew, opts.Window
 	sends := []time.Duration{w - time.Second, w, w + fs/2, w + fs}
-	for s := time.Duration(0); s < w; s += 20 * time.Second {
+	step := time.Minute
+	if proptest.Scale(1) > 1 {
+		step = 20 * time.Second
+	}
+	for s := time.Duration(0); s < w; s += step {
 		sends = append(sends, s)
 	}
 	runs := 0
