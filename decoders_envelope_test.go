@@ -100,8 +100,12 @@ func strHeader(s string) []byte {
 // the size caps at and one past the limit, trailing bytes, every
 // truncation and every one-byte change of a valid encoding, for every
 // decoder: each refusal wraps the kind SPEC.md names (a decoder's
-// sentinel at least), and what decodes re-encodes to its input.
+// sentinel at least), and what decodes re-encodes to its input. It runs
+// on one goroutine: the race pass (-short) leaves it to the full pass.
 func TestEnvelopeAcrossDecoders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	for _, d := range wireDecoders(t) {
 		t.Run(d.name, func(t *testing.T) {
 			valid, _ := hex.DecodeString(d.valid)

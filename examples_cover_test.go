@@ -88,8 +88,12 @@ func exampleGaps(root string) ([]string, error) {
 
 // TestEveryExportedTypeHasAnExample: every exported type of the
 // repository's packages, sub-modules included, has a runnable Example
-// whose output go test checks, but those exampleExempt names.
+// whose output go test checks, but those exampleExempt names. It runs on
+// one goroutine: the race pass (-short) leaves it to the full pass.
 func TestEveryExportedTypeHasAnExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	gaps, err := exampleGaps(".")
 	require.NoError(t, err)
 	var missing []string
