@@ -48,8 +48,12 @@ func (md *model) rows(partition string) []store.Row {
 // timestamps that tie, every op) to Partitions in shuffled order and
 // compares each partition's rows, by Snapshot and by Scan from a random
 // key, with the model. It also checks the values' chunks: live and garbage
-// bytes add up, and garbage is compacted once it is most of them.
+// bytes add up, and garbage is compacted once it is most of them. It runs
+// on one goroutine: the race pass (-short) leaves it to the full pass.
 func TestPartitionsAgainstModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	for seed := range uint64(10) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 99))
