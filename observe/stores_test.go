@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,14 +43,31 @@ func (r *recorder) take() []observe.Event {
 }
 
 // The wrappers add no behaviour: a wrapped store passes its shape's
-// conformance suite.
+// conformance suite (in the race pass, -short, but sequentialKitChecks).
 func TestWrappedStoresPassTheKit(t *testing.T) {
-	storetest.RunSiblings(t, func(*testing.T) store.Siblings {
+	storetest.RunSiblings(t, func(t *testing.T) store.Siblings {
+		skipSequentialKitCheck(t)
 		return observe.Siblings(memory.NewSiblings(), &recorder{})
 	})
-	storetest.RunPartitions(t, func(*testing.T) store.Partitions {
+	storetest.RunPartitions(t, func(t *testing.T) store.Partitions {
+		skipSequentialKitCheck(t)
 		return observe.Partitions(memory.NewPartitions(), &recorder{})
 	})
+}
+
+// sequentialKitChecks are the store kit's checks (store/storetest) of
+// values of store.MaxValue and batches of store.MaxBatch: they run on one
+// goroutine (so do the wrappers and the memory stores) and cost most of
+// the kit's time under the race detector.
+var sequentialKitChecks = []string{"limits", "value-size"}
+
+// skipSequentialKitCheck skips, in the race pass (-short), the check t
+// runs when it is one of sequentialKitChecks: the full pass runs it
+// without -race. A check makes its store on its goroutine, first thing.
+func skipSequentialKitCheck(t *testing.T) {
+	if testing.Short() && slices.Contains(sequentialKitChecks, path.Base(t.Name())) {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 }
 
 // Every call is reported once, with its operation, outcome, rows and bytes.
