@@ -1122,8 +1122,9 @@ func (c *pwChecker) next(s pwState) []pwState {
 }
 
 // perWriterScope is the scope of both tests: W = 2, L = 2, D = 1, where
-// every bound is tight; the race pass (-short) checks the protocol at
-// W = L = D = 1 (its code runs sequentially: the detector needs a sample).
+// every bound is tight; small, the scope TestPerWriterDesign checks by
+// default, W = L = D = 1 (COUNTERKIT_CASES checks W = 2, L = 2 with two
+// reclaims).
 func perWriterScope(short bool) perWriterRules {
 	r := perWriterRules{W: 2, L: 2, D: 1, Calls: 2, Reclaims: 1}
 	switch {
@@ -1142,7 +1143,9 @@ func perWriterScope(short bool) perWriterRules {
 // perWriterReaderScopes are the scopes of a Value read one key at a time
 // that takes up to V: two copies of x on the live writers (one retracts,
 // the other drops its id), and one copy on the writer that is reclaimed.
-// H = V + 1 and G = L + D + V.
+// H = V + 1 and G = L + D + V. short leaves out "two copies" (the default
+// of TestPerWriterDesignReader; its broken variants take "two copies"
+// from the scopes without short).
 func perWriterReaderScopes(short bool) map[string]perWriterRules {
 	scope := func(calls, reclaims, v int) perWriterRules {
 		r := perWriterRules{W: 1, L: 1, D: 1, Calls: calls, Reclaims: reclaims, Reader: true, V: v}
@@ -1158,6 +1161,9 @@ func perWriterReaderScopes(short bool) map[string]perWriterRules {
 		scopes["two copies"] = scope(2, 0, 0) // 1.2M states with V = 1
 	}
 	if large() {
+		if !short {
+			scopes["two copies, V = 0"] = scopes["two copies"]
+		}
 		scopes["two copies"] = scope(2, 0, 1)
 		scopes["both"] = scope(2, 1, 1)
 	}
@@ -1165,7 +1171,7 @@ func perWriterReaderScopes(short bool) map[string]perWriterRules {
 }
 
 // perWriterReaderScopeNames are the names of perWriterReaderScopes, in order.
-var perWriterReaderScopeNames = []string{"reclaimed", "two copies", "both"}
+var perWriterReaderScopeNames = []string{"reclaimed", "two copies, V = 0", "two copies", "both"}
 
 func (r perWriterRules) String() string {
 	reader := ""
@@ -1176,9 +1182,15 @@ func (r perWriterRules) String() string {
 		r.W, r.L, r.D, r.F, r.A, r.R, r.G, r.Calls, r.Reclaims, reader)
 }
 
-// TestPerWriterDesign checks the protocol at its bounds.
+// TestPerWriterDesign checks the protocol at W = L = D = 1 (perWriterScope
+// small); under COUNTERKIT_CASES at its bounds, W = 2, L = 2, D = 1, where
+// every bound is tight, with two reclaims. It runs on one goroutine: the
+// race pass (-short) leaves it to the full pass.
 func TestPerWriterDesign(t *testing.T) {
-	r := perWriterScope(testing.Short())
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
+	r := perWriterScope(!large())
 	states, v := checkPerWriter(r)
 	if v != nil {
 		t.Fatalf("%v: %d states, x miscounted:\n%s", r, states, strings.Join(v, "\n"))
@@ -1188,8 +1200,12 @@ func TestPerWriterDesign(t *testing.T) {
 
 // TestPerWriterDesignBroken shows each rule is needed: without it the
 // search finds a schedule that counts x twice, or not at all once a copy
-// landed.
+// landed. It runs on one goroutine: the race pass (-short) leaves it to
+// the full pass.
 func TestPerWriterDesignBroken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	for _, tc := range []struct {
 		name   string
 		break_ func(*perWriterRules)
@@ -1223,8 +1239,12 @@ func TestPerWriterDesignBroken(t *testing.T) {
 // states it meets (with a Value read one key at a time): a state and its canon (times shifted to pwNow, those no
 // rule can tell apart merged) have the same verdict and the same
 // successors. A canon that forgets a writer's read of rec(x) one tick
-// early is caught.
+// early is caught. It runs on one goroutine: the race pass (-short)
+// leaves it to the full pass.
 func TestPerWriterCanon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	for _, early := range []int8{0, 1} {
 		r := perWriterReaderScopes(true)["reclaimed"]
 		r.canonEarly = early
@@ -1244,9 +1264,16 @@ func TestPerWriterCanon(t *testing.T) {
 // after another within V: reading B last, with the owner dropping x's id
 // H = V + 1 after the scan that allows it and B's tombstones kept
 // G = L + D + V, it counts x as the atomic reader does; each of the three
-// rules broken finds a read that counts x twice or not at all.
+// rules broken finds a read that counts x twice or not at all. By default
+// it checks scope "reclaimed"; COUNTERKIT_CASES adds "two copies" (with
+// V = 0, and V = 1: 1.2M states) and "both" (perWriterReaderScopes). It
+// runs on one goroutine: the race pass (-short) leaves it to the full
+// pass.
 func TestPerWriterDesignReader(t *testing.T) {
-	scopes := perWriterReaderScopes(testing.Short())
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
+	scopes := perWriterReaderScopes(!large())
 	for _, name := range perWriterReaderScopeNames {
 		r, ok := scopes[name]
 		if !ok {

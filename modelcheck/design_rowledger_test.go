@@ -296,8 +296,13 @@ func rowLedgerScope() rowLedgerRules {
 	return r
 }
 
-// TestRowLedgerDesign checks the protocol at its bound, G = W + L + D.
+// TestRowLedgerDesign checks the protocol at its bound, G = W + L + D. It
+// runs on one goroutine: the race pass (-short) leaves it to the full
+// pass.
 func TestRowLedgerDesign(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	r := rowLedgerScope()
 	states, v := checkRowLedger(r)
 	if v != nil {
@@ -308,8 +313,12 @@ func TestRowLedgerDesign(t *testing.T) {
 }
 
 // TestRowLedgerDesignBroken shows each rule is needed: without it the
-// search finds a schedule that counts x twice.
+// search finds a schedule that counts x twice. It runs on one goroutine:
+// the race pass (-short) leaves it to the full pass.
 func TestRowLedgerDesignBroken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	for _, tc := range []struct {
 		name   string
 		break_ func(*rowLedgerRules)

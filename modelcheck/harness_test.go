@@ -25,7 +25,7 @@ func large() bool { return os.Getenv("COUNTERKIT_CASES") != "" }
 // README "Run the tests") explores: the explorer's code runs sequentially,
 // so the detector needs a sample of each scope, and the full pass without
 // it explores every schedule.
-const shortSchedules = 150
+const shortSchedules = 100
 
 // holesOn reports whether COUNTERKIT_HOLES asks to run the scopes of known
 // holes instead of skipping them.
