@@ -1537,7 +1537,13 @@ var dvbWrongExpectations = []struct {
 	}},
 }
 
+// TestDriverBoundedCatchesWrongExpectations: each wrong expectation in a
+// bounded driver vector fails its replay. The bounded driver starts no
+// goroutine: the race pass (-short) leaves it to the full pass.
 func TestDriverBoundedCatchesWrongExpectations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	raw, err := os.ReadFile(filepath.Join(vectorDir, "driver_bounded.json"))
 	if err != nil {
 		t.Fatal(err)
