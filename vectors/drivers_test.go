@@ -108,7 +108,10 @@ func dvInChild() bool { return os.Getenv(dvEnvChild) == "1" }
 // TestDriverVectors replays every driver vector file on the drivers and
 // runs the independent checks of each vector (dvCheckFile). The race pass
 // (-short) replays them alone: the independent checks (models, decoders)
-// run on one goroutine, and the full pass runs them without -race.
+// run on one goroutine, and the full pass runs them without -race; it
+// also leaves out the vectors with generated states (drivers_big_test.go,
+// states of up to store.MaxValue bytes: seconds each under the detector),
+// whose group steps run their members as the other group vectors do.
 func TestDriverVectors(t *testing.T) {
 	for _, name := range dvFileNames() {
 		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
@@ -225,11 +228,17 @@ func dvCheckFile(t *testing.T, name string, raw []byte) {
 	if len(f.Vectors) == 0 {
 		t.Fatalf("%s: no vectors", name)
 	}
+	if testing.Short() {
+		// Generated states (drivers_big_test.go) reach store.MaxValue
+		// bytes: the race detector takes seconds on each, and their
+		// groups run as the other group vectors' do.
+		f.Vectors = slices.DeleteFunc(f.Vectors, func(v dvVector) bool { return len(v.Generated) > 0 })
+	}
 	for _, p := range dvReplayFile(d.driver, f) {
 		t.Error(p)
 	}
 	if testing.Short() {
-		t.Logf("%s: -short (the race pass): the independent checks are sequential; the full pass runs them without -race", name)
+		t.Logf("%s: -short (the race pass): the independent checks are sequential, and vectors with generated states too big to replay under the detector are left out; the full pass runs them without -race", name)
 		return
 	}
 	modelled = true
