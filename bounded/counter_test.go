@@ -432,6 +432,9 @@ func TestConvergence(t *testing.T) {
 // every replica, every snapshot and the join of all of them has a value at
 // or above the bound and every actor's rights at or above zero.
 func TestTypeSimulation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	seed := proptest.Seed()
 	n := proptest.Scale(8000)
 	t.Logf("seed %d, %d schedules; replay: %s", seed, n, proptest.Replay(t, seed))

@@ -69,6 +69,9 @@ const (
 // the bound above (runtime.MemStats.TotalAlloc), then that the holders
 // index still answers once built.
 func TestDecodeMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	const size = 1 << 20
 	for _, s := range []struct {
 		name             string

@@ -28,6 +28,9 @@ const indexMemPerByte = 4
 // (runtime.MemStats.TotalAlloc, no timing). COUNTERKIT_CASES set adds the
 // 16 MiB state of full windows of distinct ids (about 2,333 actors).
 func TestIndexMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	sizes := []int{1 << 20}
 	if os.Getenv("COUNTERKIT_CASES") != "" && !testing.Short() {
 		sizes = append(sizes, 16<<20)

@@ -28,8 +28,9 @@ package bounded_test
 //     holders of spare rights; a closed Account keeps no rights unless it
 //     asked before its Close (TestLimitGrantToAClosedRequester).
 //
-// Sizes: by default every schedule with at most one fault runs (a few
-// seconds); COUNTERKIT_FAULTS=n allows n faults per schedule (then random
+// Sizes: by default every schedule with at most one fault runs but in
+// the scenarios too large for that (sampled; COUNTERKIT_CASES above 1
+// enumerates them, see TestAccountEveryInterleaving); COUNTERKIT_FAULTS=n allows n faults per schedule (then random
 // schedules, unless COUNTERKIT_EXHAUSTIVE=1), COUNTERKIT_STALE=1 adds
 // stale reads, COUNTERKIT_IV_SCENARIO=name runs one scenario,
 // COUNTERKIT_SEED replays the random ones.
@@ -51,6 +52,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/schedtest"
 	"github.com/counterkit/counterkit/internal/txnrec"
+	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -626,7 +628,8 @@ type ivScenario struct {
 	script  []func(h *ivActor)
 	keep    int64
 	window  int          // the counter's window (0: 64)
-	big     bool         // too many schedules for the default run: 1,500 random ones
+	big     bool         // too many schedules to enumerate: 1,500 random ones (300 by default)
+	large   bool         // over 1,000 schedules with a record fault: 300 random ones by default, all with COUNTERKIT_CASES above 1
 	shared  []crdt.TxnID // transactions more than one actor calls (their record keys interleave)
 }
 
@@ -636,7 +639,7 @@ func ivScenarios() []ivScenario {
 			func(h *ivActor) { h.credit("x", 1) },
 			func(h *ivActor) { h.credit("y", 2) },
 		}},
-		{name: "debit-within", actors: []string{"a", "b"}, script: []func(*ivActor){
+		{name: "debit-within", large: true, actors: []string{"a", "b"}, script: []func(*ivActor){
 			func(h *ivActor) { h.credit("x", 5); h.debit("d", 3) },
 			func(h *ivActor) { h.credit("y", 2) },
 		}},
@@ -658,7 +661,7 @@ func ivScenarios() []ivScenario {
 			func(h *ivActor) { h.call("x", 3, false) },
 			func(h *ivActor) { h.waitTxn("x"); h.credit("x", 3) },
 		}},
-		{name: "retry-elsewhere-concurrent", actors: []string{"a", "b"}, shared: []crdt.TxnID{"x"}, script: []func(*ivActor){
+		{name: "retry-elsewhere-concurrent", large: true, actors: []string{"a", "b"}, shared: []crdt.TxnID{"x"}, script: []func(*ivActor){
 			// a retry on b while a's call is in progress
 			func(h *ivActor) { h.credit("x", 3) },
 			func(h *ivActor) { h.credit("x", 3) },
@@ -697,15 +700,15 @@ func ivScenarios() []ivScenario {
 			func(h *ivActor) { h.credit("x", 1); h.credit("y", 4) },
 			func(h *ivActor) { h.credit("x", 1) },
 		}},
-		{name: "window1-retry-after", actors: []string{"a", "b"}, window: 1, shared: []crdt.TxnID{"x"}, script: []func(*ivActor){
+		{name: "window1-retry-after", large: true, actors: []string{"a", "b"}, window: 1, shared: []crdt.TxnID{"x"}, script: []func(*ivActor){
 			func(h *ivActor) { h.call("x", 1, false); h.credit("y", 4) },
 			func(h *ivActor) { h.waitTxn("x"); h.credit("z", 16); h.credit("x", 1) },
 		}},
-		{name: "window1-holdback", actors: []string{"a", "b"}, window: 1, script: []func(*ivActor){
+		{name: "window1-holdback", large: true, actors: []string{"a", "b"}, window: 1, script: []func(*ivActor){
 			func(h *ivActor) { h.call("x", 1, false); h.call("y", 4, false); h.credit("z", 16) },
 			func(h *ivActor) { h.credit("w", 64) },
 		}},
-		{name: "three-grant", actors: []string{"a", "b", "c"}, script: []func(*ivActor){
+		{name: "three-grant", large: true, actors: []string{"a", "b", "c"}, script: []func(*ivActor){
 			func(h *ivActor) { h.credit("x", 2) },
 			func(h *ivActor) { h.credit("y", 2) },
 			func(h *ivActor) { h.debit("d", 3); h.waitDone(0, 1); h.debit("d", 3) },
@@ -1099,19 +1102,28 @@ func ivEnvInt(name string, def int) int {
 // TestAccountEveryInterleaving enumerates, per scenario, every
 // interleaving with at most one fault (COUNTERKIT_FAULTS=n: n) on the
 // counter key's calls, then on the record keys' too; then, unless
-// COUNTERKIT_FAULTS is set, 300 random schedules with up to two faults
+// COUNTERKIT_FAULTS is set, 50 random schedules with up to two faults
 // and stale reads (COUNTERKIT_EXHAUSTIVE=1: all of them, minutes). Holes
-// fail it; stated limits are logged. -short: faults on the counter key
-// only, one at most.
+// fail it; stated limits are logged. By default the scenarios too large
+// to enumerate in seconds (big, large) run 300 random schedules each;
+// COUNTERKIT_CASES above 1 enumerates the large ones, runs 1,500 of each
+// big one and 300 with two faults. -short: faults on the counter key
+// only, one at most, 100 random schedules per scenario (COUNTERKIT_CASES
+// above 1: 2,000, 300 of a big one).
 func TestAccountEveryInterleaving(t *testing.T) {
 	type phase struct {
 		faults, budget int
 		stale          bool
 	}
+	more := proptest.Scale(1) > 1 // COUNTERKIT_CASES above 1: every size as before
 	stale := os.Getenv("COUNTERKIT_STALE") != ""
 	phases := []phase{{ivEnvInt("COUNTERKIT_FAULTS", 1), 0, stale}}
 	if os.Getenv("COUNTERKIT_FAULTS") == "" && !testing.Short() {
-		phases = append(phases, phase{2, ivEnvInt("COUNTERKIT_IV_BUDGET", 300), true})
+		twoFaults := 50
+		if more {
+			twoFaults = 300
+		}
+		phases = append(phases, phase{2, ivEnvInt("COUNTERKIT_IV_BUDGET", twoFaults), true})
 	} else if phases[0].faults > 1 {
 		phases[0].budget = ivEnvInt("COUNTERKIT_IV_BUDGET", 20_000)
 	}
@@ -1130,11 +1142,16 @@ func TestAccountEveryInterleaving(t *testing.T) {
 					cfg := ivConfig{maxFaults: ph.faults, recordFaults: recordFaults, staleReads: ph.stale}
 					start := time.Now()
 					budget := ph.budget
-					if budget == 0 && sc.big {
+					switch {
+					case budget != 0:
+					case testing.Short() && !more:
+						budget = 100
+					case sc.big && testing.Short():
+						budget = 300
+					case sc.big && more:
 						budget = 1500
-						if testing.Short() {
-							budget = 300
-						}
+					case (sc.big || sc.large) && !more:
+						budget = 300
 					}
 					n, holes, limits := ivEnumerate(t, sc, cfg, budget)
 					t.Logf("%d schedules in %v (faults ≤ %d, stale reads %v)", n, time.Since(start).Round(time.Millisecond), ph.faults, ph.stale)

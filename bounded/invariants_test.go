@@ -108,6 +108,9 @@ func TestDecodeRefusesValueBelowBound(t *testing.T) {
 // serially) decodes, to an equal state, whatever the schedule: the
 // invariants refuse nothing an honest writer produces.
 func TestHonestStatesDecode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	seed := proptest.Seed()
 	n := proptest.Scale(1500)
 	t.Logf("seed %d, %d schedules; replay: %s", seed, n, proptest.Replay(t, seed))

@@ -204,6 +204,22 @@ func runEnumAt(script []enumOp, tape []faulty.Fault, recordFaults, dropHeld bool
 	return res
 }
 
+// tapesUnion returns the tapes of faultTapes for each (depth, maxFaults)
+// of sizes, each tape once.
+func tapesUnion(faults []faulty.Fault, sizes [][2]int) [][]faulty.Fault {
+	var tapes [][]faulty.Fault
+	seen := map[string]bool{}
+	for _, sz := range sizes {
+		for _, tape := range faultTapes(faults, sz[0], sz[1]) {
+			if k := fmt.Sprint(tape); !seen[k] {
+				seen[k] = true
+				tapes = append(tapes, tape)
+			}
+		}
+	}
+	return tapes
+}
+
 // faultTapes returns every placement of up to maxFaults of faults over
 // the first depth calls (a tape: the fault of each call in order, Pass
 // beyond it), the empty tape first.
@@ -230,11 +246,14 @@ func faultTapes(faults []faulty.Fault, depth, maxFaults int) [][]faulty.Fault {
 	return tapes
 }
 
-// TestRecordsEnumerated enumerates every placement of up to two
-// faults (Refuse, LoseAck, Lose, Hold, Stale; record reads never stale) over
-// the first calls of small scripts of two or three accounts with window 1,
-// and checks that no acknowledged txn's retry is applied again and none is
-// lost. Counted-twice outcomes are tallied (they may be stated limits).
+// TestRecordsEnumerated enumerates every placement of a fault (Refuse,
+// LoseAck, Lose, Hold, Stale; record reads never stale) over the first 16
+// calls, and of two over the first 10, of small scripts of two or three
+// accounts with window 1, and checks that no acknowledged txn's retry is
+// applied again and none is lost. Counted-twice outcomes are tallied (they
+// may be stated limits). COUNTERKIT_CASES above 1: two faults over the
+// first 16 calls and three over the first 13, with Unclassified and
+// StaleBy(2) too (minutes).
 func TestRecordsEnumerated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("enumeration")
@@ -254,16 +273,22 @@ func TestRecordsEnumerated(t *testing.T) {
 		"drop then slide":             {c(0, "x"), c(0, "y"), {kind: "drop"}, c(0, "z"), c(1, "x"), c(1, "y"), c(0, "w"), c(0, "x")},
 		"three slide":                 {c(0, "x"), c(1, "y"), c(2, "x"), c(0, "z"), c(1, "x"), c(2, "w"), c(2, "y")},
 	}
-	depth, maxFaults := 16, 2
+	// (depth, faults): every placement of up to faults over the first depth calls
+	sizes := [][2]int{{16, 1}, {10, 2}}
 	if more {
-		depth, maxFaults = 13, 3 // 1,428,168 schedules, about 3 minutes
+		sizes = [][2]int{{16, 2}, {13, 3}} // 13, 3: 1,428,168 schedules, about 3 minutes
 	}
-	if s := os.Getenv("ENUM_FAULTS"); s != "" {
-		fmt.Sscan(s, &maxFaults)
+	if os.Getenv("ENUM_FAULTS") != "" || os.Getenv("ENUM_DEPTH") != "" {
+		depth, maxFaults := 16, 2
+		if s := os.Getenv("ENUM_FAULTS"); s != "" {
+			fmt.Sscan(s, &maxFaults)
+		}
+		if s := os.Getenv("ENUM_DEPTH"); s != "" {
+			fmt.Sscan(s, &depth)
+		}
+		sizes = [][2]int{{depth, maxFaults}}
 	}
-	if s := os.Getenv("ENUM_DEPTH"); s != "" {
-		fmt.Sscan(s, &depth)
-	}
+	tapes := tapesUnion(faults, sizes)
 	for _, name := range slices.Sorted(func(yield func(string) bool) {
 		for k := range scripts {
 			if !yield(k) {
@@ -278,7 +303,6 @@ func TestRecordsEnumerated(t *testing.T) {
 		}
 		for _, recordFaults := range []bool{false, true} {
 			n, doubles := 0, 0
-			tapes := faultTapes(faults, depth, maxFaults)
 			seen := map[string]bool{}
 			for _, tape := range tapes {
 				n++

@@ -76,6 +76,9 @@ func (r *recordsRig) value(a *bounded.Account) int64 {
 // every holder's count window (the default 64, and 1) is a duplicate, by
 // x's record: after 10,000 other credits with the default window.
 func TestRetryAfterTheWindowSlides(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	for _, tc := range []struct{ window, others int }{{0, 10_000}, {1, 1}} {
 		t.Run(fmt.Sprint("window=", tc.window), func(t *testing.T) {
 			ctx := context.Background()

@@ -382,6 +382,9 @@ func runSims(t *testing.T, seed int64, n, steps int, broken bool, window int) (f
 // once unless a holder is a gone incarnation (see the package
 // documentation).
 func TestSimulation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	seed := proptest.Seed()
 	n := proptest.Scale(2000)
 	t.Logf("seed %d, %d schedules; replay: %s", seed, n, proptest.Replay(t, seed))
@@ -408,6 +411,9 @@ func TestSimulationCatchesOverdraft(t *testing.T) {
 // transaction, on any account, is never applied again (SPEC.md 13.5,
 // "Records"), and the value never goes below the bound.
 func TestSimulationRetriesAfterTheWindow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	seed := proptest.Seed()
 	n := proptest.Scale(1000)
 	t.Logf("seed %d, %d schedules; replay: %s", seed, n, proptest.Replay(t, seed))
