@@ -9,6 +9,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -20,6 +21,9 @@ import (
 // that scan about r·I, since they start at their cutoffs. It runs 10 a
 // second with the defaults, merged every 5 s, past that age.
 func TestCountersCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	const rate, every = 10, 5 * time.Second
 	ctx := context.Background()
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
@@ -97,6 +101,9 @@ func (s slowScans) Scan(ctx context.Context, partition string, from []byte, leve
 // the exact value. (When merges scanned from the newest cell they failed
 // too, and the counter stayed unreadable until deleted.)
 func TestCountersPastReadCapacityRecover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	ctx := context.Background()
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	var elapsed time.Duration
@@ -154,8 +161,17 @@ func TestCountersPastReadCapacityRecover(t *testing.T) {
 // rows), merges with MaxMergeCells 5,000 fold the backlog oldest first,
 // each within MaxScan, every read exact, until merges scan one interval
 // again. With MaxMergeCells past the backlog every merge fails
-// ErrSlowScan, and the counter stays unmergeable.
+// ErrSlowScan, and the counter stays unmergeable. After the outage the
+// load goes on for 10 minutes (the drain takes about two), an hour with
+// COUNTERKIT_CASES above 1.
 func TestCountersDrainBacklog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
+	after := 600 // seconds of load after the outage
+	if proptest.Scale(1) > 1 {
+		after = 3600
+	}
 	for _, tc := range []struct {
 		name  string
 		cells int
@@ -180,7 +196,7 @@ func TestCountersDrainBacklog(t *testing.T) {
 				second()
 			}
 			merges, failed, drained, most := 0, 0, 0, int64(0)
-			for s := 1; s <= 3600; s++ {
+			for s := 1; s <= after; s++ {
 				second()
 				if s%5 != 0 {
 					continue

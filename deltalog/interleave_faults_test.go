@@ -13,6 +13,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/internal/schedtest"
+	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -270,8 +271,26 @@ func runLogOnce(sched *schedtest.Sched, sc logScenario) string {
 // CompactGrace); each write passes, is refused, or is held and delivered at
 // any later point or never ("full": the five faults, reads refused too).
 // Scenarios with a budget are sampled (seed printed); COUNTERKIT_EXHAUSTIVE=1
-// enumerates them all (10^6 to 10^8 schedules each).
+// enumerates them all (10^6 to 10^8 schedules each). By default every
+// scenario is sampled: 3,000 random schedules of each marked enumerated,
+// a tenth of the budget of the others (-short: 1,000 and a twentieth);
+// COUNTERKIT_CASES above 1 enumerates those marked so and samples the
+// full budgets.
 func TestDeltalogEveryInterleaving(t *testing.T) {
+	more := proptest.Scale(1) > 1 // COUNTERKIT_CASES above 1
+	size := func(budget int) int {
+		switch {
+		case more:
+			return budget
+		case budget == 0 && testing.Short():
+			return 1_000
+		case budget == 0:
+			return 3_000
+		case testing.Short():
+			return budget / 20
+		}
+		return budget / 10
+	}
 	for _, c := range []struct {
 		sc     logScenario
 		budget int
@@ -293,7 +312,7 @@ func TestDeltalogEveryInterleaving(t *testing.T) {
 		{logScenario{writers: 2, mergers: 2, compactor: true, reader: true, page: 1, mergeCells: 1}, 5_000},
 	} {
 		t.Run(fmt.Sprintf("%+v", c.sc), func(t *testing.T) {
-			n := runLogScenario(t, c.sc, c.budget)
+			n := runLogScenario(t, c.sc, size(c.budget))
 			t.Logf("%d schedules", n)
 		})
 	}

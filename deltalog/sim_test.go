@@ -232,12 +232,16 @@ func runSim(seed int64, rounds int) error {
 }
 
 // TestSimulation runs proptest.Scale(120) random schedules of 12 rounds
-// each (COUNTERKIT_CASES=100 gives 12,000).
+// each (COUNTERKIT_CASES=100 gives 12,000); -short (the race pass), 40
+// unless COUNTERKIT_CASES is above 1.
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./deltalog -run TestSimulation
 func TestSimulation(t *testing.T) {
 	seed := proptest.Seed()
 	n := proptest.Scale(120)
+	if testing.Short() && proptest.Scale(1) == 1 {
+		n = 40
+	}
 	t.Logf("seed %d, %d schedules; replay: %s", seed, n, proptest.Replay(t, seed))
 	params := gopter.DefaultTestParametersWithSeed(seed)
 	params.MinSuccessfulTests = n
