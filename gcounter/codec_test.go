@@ -224,6 +224,9 @@ func corruptCases(t testing.TB) []countertest.Case {
 var errCorruptOrTooLarge = countertest.AnyOf{crdt.ErrCorruptEncoding, crdt.ErrTooLarge}
 
 func TestUnmarshalRejects(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	format.Rejects(t, build(t, []pair{{"keep", 5}}), corruptCases(t))
 }
 

@@ -190,6 +190,9 @@ func corruptCases(t testing.TB) []countertest.Case {
 }
 
 func TestUnmarshalRejects(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	format.Rejects(t, build(t, []delta{{"keep", 5}, {"keep", -2}}), corruptCases(t))
 }
 

@@ -232,6 +232,9 @@ func TestWorstCaseFitsDecoder(t *testing.T) {
 // amounts that overflow a half) to a Counter and to a math/big model of P
 // and N, comparing every observable after each step.
 func TestAgainstModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	rng := rand.New(rand.NewPCG(uint64(seed), 1))
@@ -347,6 +350,9 @@ func model() proptest.Model[*pncounter.Counter, int64] {
 }
 
 func TestLaws(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	proptest.CheckLaws(t, model(), proptest.DefaultOptions())
 }
 
@@ -357,6 +363,9 @@ func TestConvergence(t *testing.T) {
 // TestEncodingRoundTripProperty checks decode(encode(c)) == c and stable
 // bytes on random counters.
 func TestEncodingRoundTripProperty(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	format.RoundTrip(t, func(ids []string, deltas []int64) *pncounter.Counter {
 		c := pncounter.New()
 		for i, id := range ids {
