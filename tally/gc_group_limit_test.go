@@ -22,6 +22,9 @@ import (
 // every time, instead of reporting the shards live and writing nothing
 // (a review found it silent); reads stay exact. A group of 9,999 folds.
 func TestGCRefusesAGroupNoBatchFolds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	ctx := context.Background()
 	for _, n := range []int{store.MaxBatch - 1, store.MaxBatch} {
 		clk := newClock()

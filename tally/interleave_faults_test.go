@@ -11,6 +11,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/schedtest"
+	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
 )
@@ -275,8 +276,16 @@ func runTallyOnce(sched *schedtest.Sched, sc tallyScenario) (failure string) {
 // later point or never (which stands for lost and landed-unacknowledged;
 // "full" scenarios use the five faults and refuse reads too). Scenarios
 // with a budget are sampled (seed printed); COUNTERKIT_EXHAUSTIVE=1 enumerates
-// them all (10^5 to 10^7 schedules each).
+// them all (10^5 to 10^7 schedules each). By default each runs a fifth of
+// its budget (-short: a twentieth); COUNTERKIT_CASES above 1, all of it.
 func TestTallyEveryInterleaving(t *testing.T) {
+	share := 5 // a fifth of each budget
+	switch {
+	case proptest.Scale(1) > 1: // COUNTERKIT_CASES above 1
+		share = 1
+	case testing.Short():
+		share = 20
+	}
 	for _, c := range []struct {
 		sc     tallyScenario
 		budget int
@@ -288,7 +297,7 @@ func TestTallyEveryInterleaving(t *testing.T) {
 		{tallyScenario{gcs: 1, readers: 1, secondUpd: true, full: true}, 10_000},
 	} {
 		t.Run(fmt.Sprintf("%+v", c.sc), func(t *testing.T) {
-			n := runTallyScenario(t, c.sc, c.budget)
+			n := runTallyScenario(t, c.sc, c.budget/share)
 			t.Logf("%d schedules", n)
 		})
 	}

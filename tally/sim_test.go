@@ -792,6 +792,9 @@ func scheduleSeed(base int64, i int) int64 {
 }
 
 func TestSimulation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	base := proptest.Seed()
 	cases := proptest.Scale(simBaseCases)
 	t.Logf("seed %d, %d schedules of %d steps; replay: %s", base, cases, simSteps, proptest.Replay(t, base))
