@@ -628,8 +628,8 @@ type ivScenario struct {
 	script  []func(h *ivActor)
 	keep    int64
 	window  int          // the counter's window (0: 64)
-	big     bool         // too many schedules to enumerate: 1,500 random ones (300 by default)
-	large   bool         // over 1,000 schedules with a record fault: 300 random ones by default, all with COUNTERKIT_CASES above 1
+	big     bool         // too many schedules to enumerate: 1,500 random ones (150 by default)
+	large   bool         // over 1,000 schedules with a record fault: 150 random ones by default, all with COUNTERKIT_CASES above 1
 	shared  []crdt.TxnID // transactions more than one actor calls (their record keys interleave)
 }
 
@@ -1102,10 +1102,10 @@ func ivEnvInt(name string, def int) int {
 // TestAccountEveryInterleaving enumerates, per scenario, every
 // interleaving with at most one fault (COUNTERKIT_FAULTS=n: n) on the
 // counter key's calls, then on the record keys' too; then, unless
-// COUNTERKIT_FAULTS is set, 50 random schedules with up to two faults
+// COUNTERKIT_FAULTS is set, 30 random schedules with up to two faults
 // and stale reads (COUNTERKIT_EXHAUSTIVE=1: all of them, minutes). Holes
 // fail it; stated limits are logged. By default the scenarios too large
-// to enumerate in seconds (big, large) run 300 random schedules each;
+// to enumerate in seconds (big, large) run 150 random schedules each;
 // COUNTERKIT_CASES above 1 enumerates the large ones, runs 1,500 of each
 // big one and 300 with two faults. -short: faults on the counter key
 // only, one at most, 100 random schedules per scenario (COUNTERKIT_CASES
@@ -1119,7 +1119,7 @@ func TestAccountEveryInterleaving(t *testing.T) {
 	stale := os.Getenv("COUNTERKIT_STALE") != ""
 	phases := []phase{{ivEnvInt("COUNTERKIT_FAULTS", 1), 0, stale}}
 	if os.Getenv("COUNTERKIT_FAULTS") == "" && !testing.Short() {
-		twoFaults := 50
+		twoFaults := 30
 		if more {
 			twoFaults = 300
 		}
@@ -1151,7 +1151,7 @@ func TestAccountEveryInterleaving(t *testing.T) {
 					case sc.big && more:
 						budget = 1500
 					case (sc.big || sc.large) && !more:
-						budget = 300
+						budget = 150
 					}
 					n, holes, limits := ivEnumerate(t, sc, cfg, budget)
 					t.Logf("%d schedules in %v (faults ≤ %d, stale reads %v)", n, time.Since(start).Round(time.Millisecond), ph.faults, ph.stale)

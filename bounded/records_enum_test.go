@@ -326,7 +326,8 @@ func TestRecordsEnumerated(t *testing.T) {
 // TestRecordsInterleavingsEnumerated runs, for each script of account 0 and
 // each retry on account 1, the retry inside account 0's call just before
 // each of its store calls, with up to one fault (ENUM_FAULTS) on the
-// calls, and checks what TestRecordsEnumerated checks.
+// first 10 calls, and checks what TestRecordsEnumerated checks.
+// COUNTERKIT_CASES above 1: up to two faults on the first 14 calls.
 func TestRecordsInterleavingsEnumerated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("enumeration")
@@ -339,9 +340,9 @@ func TestRecordsInterleavingsEnumerated(t *testing.T) {
 		"x y deliver z": {c(0, "x"), c(0, "y"), {kind: "deliver"}, c(0, "z"), c(0, "y")},
 		"x y drop z":    {c(0, "x"), c(0, "y"), {kind: "drop"}, c(0, "z"), c(0, "x")},
 	}
-	maxFaults, depth := 1, 14
+	maxFaults, depth := 1, 10
 	if proptest.Scale(1) > 1 { // COUNTERKIT_CASES above 1
-		maxFaults = 2
+		maxFaults, depth = 2, 14
 	}
 	if s := os.Getenv("ENUM_FAULTS"); s != "" {
 		fmt.Sscan(s, &maxFaults)
