@@ -305,6 +305,9 @@ func counterModel(hl int) proptest.Model[*Counter, txnOp] {
 // exactly-once hold for any gossip. Folding is covered by the simulation,
 // whose schedules respect the window.
 func TestLaws(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	cfg := proptest.DefaultOptions()
 	cfg.Cases = proptest.Scale(400)
 	proptest.CheckLaws(t, counterModel(64), cfg)

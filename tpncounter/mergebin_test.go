@@ -24,6 +24,9 @@ import (
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./tpncounter -run TestEncodingCacheAndMergeBinary
 func TestEncodingCacheAndMergeBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	r := rand.New(rand.NewPCG(uint64(seed), 0))
@@ -140,6 +143,9 @@ func newT(t *testing.T, o Options) *Counter {
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./tpncounter -run TestMergeBinaryShifts
 func TestMergeBinaryShifts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	merges, shifted, err := runShiftSchedules(seed, proptest.Scale(40))

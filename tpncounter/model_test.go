@@ -654,6 +654,9 @@ func TestModelRandom(t *testing.T) {
 // more entries than maxEntries, lowered to 5 here) with big amounts, whose
 // merged values pass int64, checking the index and the exact value after every step.
 func TestModelGCounterMergeUndo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	defer func(m int) { forcedHash, maxEntries = nil, m }(maxEntries)
 	maxEntries = 5
 	seed := proptest.Seed()

@@ -165,6 +165,9 @@ func TestRetire(t *testing.T) {
 // not avoid; the simulation checks exactly-once where Retire's assumption
 // holds.
 func TestLawsWithRetirement(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	cfg := proptest.DefaultOptions()
 	cfg.Cases = proptest.Scale(300)
 	m := withAnyValue(counterModel(2))

@@ -745,9 +745,19 @@ func simProp(p simParams, stats *simStats) gopter.Prop {
 	}, gen.Int64())
 }
 
-// simCases is the number of schedules per property in CI;
+// simCases is the number of schedules per property in CI; with
+// COUNTERKIT_CASES above 1, proptest.Scale(simCasesMore):
 // COUNTERKIT_CASES=4 gives 400.
-const simCases = 100
+const simCases, simCasesMore = 40, 100
+
+// simCount is the schedules per property: simCases, or with
+// COUNTERKIT_CASES above 1 proptest.Scale(simCasesMore).
+func simCount() int {
+	if proptest.Scale(1) > 1 {
+		return simCasesMore
+	}
+	return simCases
+}
 
 func simParameters(t *testing.T, cases int) *gopter.TestParameters {
 	seed := proptest.Seed()
@@ -762,7 +772,7 @@ func TestSimulationExactlyOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
 	}
-	params := simParameters(t, simCases)
+	params := simParameters(t, simCount())
 	props := gopter.NewProperties(params)
 	var st simStats
 	props.Property("exactly once under siblings, stale reads, lost acks and retries", simProp(defaultSimParams(), &st))
@@ -821,7 +831,7 @@ func TestSimulationTimedNeverCountsTwice(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
 	}
-	params := simParameters(t, simCases)
+	params := simParameters(t, simCount())
 	props := gopter.NewProperties(params)
 	var st simStats
 	p := defaultSimParams()

@@ -99,6 +99,9 @@ func TestNilValues(t *testing.T) {
 // refuses with crdt.ErrTooLarge and changes nothing, rather than forget a
 // newer id early; Stats.Deferred shows the build-up.
 func TestDeferredIDsAreBoundedByAnError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	opts := Options{HistoryLength: 10, FoldedLength: 10}
 	a, err := New(opts)
 	require.NoError(t, err)
