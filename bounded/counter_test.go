@@ -410,6 +410,9 @@ func lawModel(bound int64) proptest.Model[*Counter, lawOp] {
 }
 
 func TestLaws(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	for _, bound := range []int64{0, -25} {
 		cfg := proptest.DefaultOptions()
 		cfg.Cases = proptest.Scale(300)
@@ -418,6 +421,9 @@ func TestLaws(t *testing.T) {
 }
 
 func TestConvergence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	for _, bound := range []int64{0, -25} {
 		cfg := proptest.DefaultOptions()
 		cfg.Cases = proptest.Scale(300)
@@ -430,13 +436,17 @@ func TestConvergence(t *testing.T) {
 // credits, debits (on every actor), transfers and requests, and merge
 // snapshots of each other, new and old, in any order. After every step,
 // every replica, every snapshot and the join of all of them has a value at
-// or above the bound and every actor's rights at or above zero.
+// or above the bound and every actor's rights at or above zero. 3,000
+// schedules by default, proptest.Scale(8000) with COUNTERKIT_CASES above 1.
 func TestTypeSimulation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
 	}
 	seed := proptest.Seed()
-	n := proptest.Scale(8000)
+	n := 3000
+	if proptest.Scale(1) > 1 { // COUNTERKIT_CASES above 1
+		n = proptest.Scale(8000)
+	}
 	t.Logf("seed %d, %d schedules; replay: %s", seed, n, proptest.Replay(t, seed))
 	if f := runTypeSims(seed, n, false); f != "" {
 		t.Fatalf("%s\nreplay: %s", f, proptest.Replay(t, seed))
@@ -548,6 +558,9 @@ func typeSim(seed int64, broken bool) string {
 // to the receiver's gives what decoding and Merge give, on valid and
 // damaged inputs, and cached entry encodings equal fresh ones.
 func TestMergeEncoded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	rng := rand.New(rand.NewSource(seed))

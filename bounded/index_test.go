@@ -53,6 +53,9 @@ func checkIndex(t *testing.T, c *Counter, what string) {
 // few tags. Clones taken along the way must still match their own entries
 // at the end (clones share holder lists).
 func TestIndexAgainstEntries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	for _, mode := range []string{"hash", "one-tag", "four-tags"} {
 		t.Run(mode, func(t *testing.T) {
 			switch mode {

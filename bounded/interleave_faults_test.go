@@ -30,10 +30,11 @@ package bounded_test
 //
 // Sizes: by default every schedule with at most one fault runs but in
 // the scenarios too large for that (sampled; COUNTERKIT_CASES above 1
-// enumerates them, see TestAccountEveryInterleaving); COUNTERKIT_FAULTS=n allows n faults per schedule (then random
-// schedules, unless COUNTERKIT_EXHAUSTIVE=1), COUNTERKIT_STALE=1 adds
-// stale reads, COUNTERKIT_IV_SCENARIO=name runs one scenario,
-// COUNTERKIT_SEED replays the random ones.
+// enumerates them, see TestAccountEveryInterleaving); COUNTERKIT_FAULTS=n
+// allows n faults per schedule (then random schedules, unless
+// COUNTERKIT_EXHAUSTIVE=1), COUNTERKIT_STALE=1 adds stale reads,
+// COUNTERKIT_IV_SCENARIO=name runs one scenario, COUNTERKIT_SEED replays
+// the random ones.
 
 import (
 	"context"

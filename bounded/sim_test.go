@@ -380,13 +380,17 @@ func runSims(t *testing.T, seed int64, n, steps int, broken bool, window int) (f
 // actor, siblings, stale reads, lost acknowledgements and retries, late
 // writes, restarts. Acknowledged transactions are never lost, and counted
 // once unless a holder is a gone incarnation (see the package
-// documentation).
+// documentation). 800 schedules by default, proptest.Scale(2000) with
+// COUNTERKIT_CASES above 1.
 func TestSimulation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
 	}
 	seed := proptest.Seed()
-	n := proptest.Scale(2000)
+	n := 800
+	if proptest.Scale(1) > 1 { // COUNTERKIT_CASES above 1
+		n = proptest.Scale(2000)
+	}
 	t.Logf("seed %d, %d schedules; replay: %s", seed, n, proptest.Replay(t, seed))
 	if f := runSims(t, seed, n, 14, false, 0); f != "" {
 		t.Fatalf("%s\nreplay: %s", f, proptest.Replay(t, seed))
@@ -409,13 +413,17 @@ func TestSimulationCatchesOverdraft(t *testing.T) {
 // a count window of 2 transactions per account and more steps, so that
 // transactions leave every holder's window: a retry of an acknowledged
 // transaction, on any account, is never applied again (SPEC.md 13.5,
-// "Records"), and the value never goes below the bound.
+// "Records"), and the value never goes below the bound. 400 schedules by
+// default, proptest.Scale(1000) with COUNTERKIT_CASES above 1.
 func TestSimulationRetriesAfterTheWindow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
 	}
 	seed := proptest.Seed()
-	n := proptest.Scale(1000)
+	n := 400
+	if proptest.Scale(1) > 1 { // COUNTERKIT_CASES above 1
+		n = proptest.Scale(1000)
+	}
 	t.Logf("seed %d, %d schedules; replay: %s", seed, n, proptest.Replay(t, seed))
 	if f := runSims(t, seed, n, 30, false, 2); f != "" {
 		t.Fatalf("%s\nreplay: %s", f, proptest.Replay(t, seed))
