@@ -272,10 +272,10 @@ func runLogOnce(sched *schedtest.Sched, sc logScenario) string {
 // any later point or never ("full": the five faults, reads refused too).
 // Scenarios with a budget are sampled (seed printed); COUNTERKIT_EXHAUSTIVE=1
 // enumerates them all (10^6 to 10^8 schedules each). By default every
-// scenario is sampled: 3,000 random schedules of each marked enumerated,
-// a tenth of the budget of the others (-short: 1,000 and a twentieth);
-// COUNTERKIT_CASES above 1 enumerates those marked so and samples the
-// full budgets.
+// scenario is sampled: 1,500 random schedules of each marked enumerated,
+// a twentieth of the budget of the others (-short: 1,000 and a
+// fortieth); COUNTERKIT_CASES above 1 enumerates those marked so and
+// samples the full budgets.
 func TestDeltalogEveryInterleaving(t *testing.T) {
 	more := proptest.Scale(1) > 1 // COUNTERKIT_CASES above 1
 	size := func(budget int) int {
@@ -285,11 +285,11 @@ func TestDeltalogEveryInterleaving(t *testing.T) {
 		case budget == 0 && testing.Short():
 			return 1_000
 		case budget == 0:
-			return 3_000
+			return 1_500
 		case testing.Short():
-			return budget / 20
+			return budget / 40
 		}
-		return budget / 10
+		return budget / 20
 	}
 	for _, c := range []struct {
 		sc     logScenario

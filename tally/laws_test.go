@@ -254,16 +254,22 @@ func directModel[A tally.Aggregate[A], O any](k kind[A, O]) proptest.Model[A, O]
 	}
 }
 
-// lawCases is the number of proptest cases of a kind that sets none, before
-// COUNTERKIT_CASES scaling (COUNTERKIT_CASES=3.4 gives about proptest's
-// default 1,000).
+// lawCases is the number of proptest cases of a kind that sets none,
+// before COUNTERKIT_CASES scaling (COUNTERKIT_CASES=3.4 gives about
+// proptest's default 1,000). By default a kind runs half its cases (half
+// of lawCases, or of its own); with COUNTERKIT_CASES above 1,
+// proptest.Scale of all of them.
 const lawCases = 300
 
 func checkKind[A tally.Aggregate[A], O any](t *testing.T, k kind[A, O]) {
 	cfg := proptest.DefaultOptions()
-	cfg.Cases = proptest.Scale(lawCases)
+	cases := lawCases
 	if k.cases != 0 {
-		cfg.Cases = proptest.Scale(k.cases)
+		cases = k.cases
+	}
+	cfg.Cases = cases / 2
+	if proptest.Scale(1) > 1 { // COUNTERKIT_CASES above 1
+		cfg.Cases = proptest.Scale(cases)
 	}
 	if k.maxOps != 0 {
 		cfg.MaxOps = k.maxOps
