@@ -248,7 +248,7 @@ func faultTapes(faults []faulty.Fault, depth, maxFaults int) [][]faulty.Fault {
 
 // TestRecordsEnumerated enumerates every placement of a fault (Refuse,
 // LoseAck, Lose, Hold, Stale; record reads never stale) over the first 16
-// calls, and of two over the first 10, of small scripts of two or three
+// calls, and of two over the first 8, of small scripts of two or three
 // accounts with window 1, and checks that no acknowledged txn's retry is
 // applied again and none is lost. Counted-twice outcomes are tallied (they
 // may be stated limits). COUNTERKIT_CASES above 1: two faults over the
@@ -274,7 +274,7 @@ func TestRecordsEnumerated(t *testing.T) {
 		"three slide":                 {c(0, "x"), c(1, "y"), c(2, "x"), c(0, "z"), c(1, "x"), c(2, "w"), c(2, "y")},
 	}
 	// (depth, faults): every placement of up to faults over the first depth calls
-	sizes := [][2]int{{16, 1}, {10, 2}}
+	sizes := [][2]int{{16, 1}, {8, 2}}
 	if more {
 		sizes = [][2]int{{16, 2}, {13, 3}} // 13, 3: 1,428,168 schedules, about 3 minutes
 	}

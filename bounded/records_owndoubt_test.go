@@ -282,9 +282,6 @@ func counterOrRecords(p faulty.Policy) faulty.Policy {
 // syncs over 11 patterns, about 5.9 million schedules, found nothing
 // else).
 func TestAcknowledgedLeavesARecordEnumerated(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
 	scripts := []struct {
 		name  string
 		calls []int
