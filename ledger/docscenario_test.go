@@ -21,6 +21,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/observe"
+	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -922,8 +923,9 @@ func dsLive(t *testing.T, st store.Siblings, key string) (live, retired, size in
 // Package doc: "Others retire incarnations idle for
 // Options.RetireAfter and fold them away Options.RetiredGrace later
 // (SPEC.md 6.10), so restarts and evictions leave nothing behind."
-// 1,200 restarts (200 with -short) of one actor (a new Ledger value per credit), spread
-// over 12.5 days or all within a minute (a crash loop); then the last
+// 1,200 restarts of one actor (a new Ledger value per credit) spread over
+// 12.5 days, or 400 within 20 seconds (a crash loop; 1,200 within a minute
+// with COUNTERKIT_CASES set), 200 of each with -short; then the last
 // process writes every 5 minutes. A pass retires at most
 // MaxRetirePerWrite actors and runs every RetireAfter/RetirePassDivisor,
 // so every incarnation must be retired within RetireAfter plus
@@ -939,8 +941,11 @@ func TestDocScenarioManyRestartsLeaveNothingBehind(t *testing.T) {
 			const key = "acct-4"
 			want := int64(0)
 			restarts := 1200
-			if testing.Short() {
+			switch {
+			case testing.Short():
 				restarts = 200
+			case gap < time.Second && proptest.Scale(1) == 1: // 1,200 live actors: 9 s
+				restarts = 400
 			}
 			var l *ledger.Ledger
 			for i := range restarts {
@@ -1646,30 +1651,35 @@ func TestDocScenarioCreditCosts(t *testing.T) {
 	}
 }
 
-// Restarts past the actor bound: a crash loop of 4,097 restarts in
-// seven minutes. The counter holds at most tpncounter.DefaultMaxActors
-// live actors, and only a pass retires, so (SPEC.md 6.9, "a full account
-// makes room for a new writer") the 4,097th incarnation's credit is refused
+// Restarts past the actor bound: a crash loop of MaxActors+1 restarts,
+// 100 ms apart. The counter holds at most Counter.MaxActors live actors,
+// and only a pass retires, so (SPEC.md 6.9, "a full account makes room
+// for a new writer") the (MaxActors+1)th incarnation's credit is refused
 // with crdt.ErrTooLarge and counts nothing, until the first incarnations
 // have been idle for RetireAfter: then a new process's credit retires
-// some and lands. The balance is exact throughout. With -short, the same
-// with Counter.MaxActors 64 (65 restarts).
+// some and lands. The balance is exact throughout. By default with
+// Counter.MaxActors 512 (513 restarts; 64 with -short); with
+// COUNTERKIT_CASES set, tpncounter.DefaultMaxActors (4,097 restarts in
+// seven minutes).
 func TestDocScenarioCrashLoopPastMaxActors(t *testing.T) {
-	maxActors := tpncounter.DefaultMaxActors
-	newLedger := func(clk *fakeClock, st store.Siblings, key string) *ledger.Ledger {
-		return dsMustNew(t, st, key, "app", clk)
-	}
-	if testing.Short() { // the same limit with MaxActors 64: 4,097 restarts take half a minute
+	maxActors := 512 // every restart rewrites every entry: 4,097 restarts take 45 s
+	switch {
+	case testing.Short():
 		maxActors = 64
-		newLedger = func(clk *fakeClock, st store.Siblings, key string) *ledger.Ledger {
-			o := dsOpts("app", clk)
-			o.Counter.MaxActors = maxActors
-			l, err := ledger.New(st, key, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
+	case proptest.Scale(1) > 1:
+		maxActors = tpncounter.DefaultMaxActors
+	}
+	newLedger := func(clk *fakeClock, st store.Siblings, key string) *ledger.Ledger {
+		if maxActors == tpncounter.DefaultMaxActors {
+			return dsMustNew(t, st, key, "app", clk)
 		}
+		o := dsOpts("app", clk)
+		o.Counter.MaxActors = maxActors
+		l, err := ledger.New(st, key, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
 	}
 	ctx := context.Background()
 	clk := newDSClock()
