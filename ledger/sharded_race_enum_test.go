@@ -677,6 +677,15 @@ func TestShardedRaceTrace(t *testing.T) {
 	})
 }
 
+// rsDefaultBudget is the schedules drawn per scenario by default: small,
+// or full times COUNTERKIT_CASES with it set above 1.
+func rsDefaultBudget(small, full int) int {
+	if proptest.Scale(1) > 1 {
+		return proptest.Scale(full)
+	}
+	return small
+}
+
 func rsEnv(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
 		return v
@@ -689,13 +698,14 @@ func rsEnv(name string, def int) int {
 // with up to COUNTERKIT_SHARD_FAULTS faults and COUNTERKIT_SHARD_PREEMPT preemptions, the clock
 // stepped 1.5 s (across the trust) at any point.
 //
-// By default it draws 1,500 schedules per pair (300 with -short; seed
-// logged, COUNTERKIT_SEED replays); COUNTERKIT_SHARD_BUDGET=0 runs every one (with
+// By default it draws 600 schedules per pair (300 with -short; 1,500
+// times COUNTERKIT_CASES with it set above 1; seed logged,
+// COUNTERKIT_SEED replays); COUNTERKIT_SHARD_BUDGET=0 runs every one (with
 // COUNTERKIT_SHARD_FAULTS=1 COUNTERKIT_SHARD_PREEMPT=2: 44,151 to 50,782 schedules a pair, about 20 s
 // each).
 func TestShardedRaceEnumerated(t *testing.T) {
 	faults, preempt := rsEnv("COUNTERKIT_SHARD_FAULTS", 2), rsEnv("COUNTERKIT_SHARD_PREEMPT", 3)
-	budget := rsEnv("COUNTERKIT_SHARD_BUDGET", 1500)
+	budget := rsEnv("COUNTERKIT_SHARD_BUDGET", rsDefaultBudget(600, 1500))
 	if testing.Short() && budget > 300 {
 		budget = 300
 	}
@@ -716,10 +726,12 @@ func TestShardedRaceEnumerated(t *testing.T) {
 // TestShardedRaceTwoCredits: as TestShardedRaceEnumerated, with
 // two transactions delivered to both layouts one after the other (x split
 // between the layouts' sub-keys, y on a shared one), drawn at random
-// (COUNTERKIT_SHARD_BUDGET schedules; COUNTERKIT_SHARD_BUDGET=0 enumerates them all).
+// (COUNTERKIT_SHARD_BUDGET schedules, by default 800 per pair, 400 with
+// -short, 2,000 times COUNTERKIT_CASES with it set above 1;
+// COUNTERKIT_SHARD_BUDGET=0 enumerates them all).
 func TestShardedRaceTwoCredits(t *testing.T) {
 	faults, preempt := rsEnv("COUNTERKIT_SHARD_FAULTS", 2), rsEnv("COUNTERKIT_SHARD_PREEMPT", 3)
-	budget := rsEnv("COUNTERKIT_SHARD_BUDGET", 2000)
+	budget := rsEnv("COUNTERKIT_SHARD_BUDGET", rsDefaultBudget(800, 2000))
 	if testing.Short() && budget > 400 {
 		budget = 400
 	}
@@ -737,9 +749,10 @@ func TestShardedRaceTwoCredits(t *testing.T) {
 // its credits (a retry of x through its new process), and the clock
 // stepped 1.5 s and 70 min (L's writes retire S's idle entries on the
 // sub-keys they share), L crediting x then z (on sub-key 0, shared).
+// Schedules drawn as in TestShardedRaceTwoCredits.
 func TestShardedRaceRestartRetire(t *testing.T) {
 	faults, preempt := rsEnv("COUNTERKIT_SHARD_FAULTS", 2), rsEnv("COUNTERKIT_SHARD_PREEMPT", 3)
-	budget := rsEnv("COUNTERKIT_SHARD_BUDGET", 2000)
+	budget := rsEnv("COUNTERKIT_SHARD_BUDGET", rsDefaultBudget(800, 2000))
 	if testing.Short() && budget > 400 {
 		budget = 400
 	}
