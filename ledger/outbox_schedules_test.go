@@ -535,7 +535,9 @@ func runObOnce(c obCase, d *obDFS) error {
 // stale read, refused record puts and fetches), every interleaving of
 // their store calls with at most one preemption with two ledgers, none
 // with three (two and one with COUNTERKIT_CASES above 1); each caller whose call
-// failed retries on every possible ledger until answered; held writes land
+// failed retries on every possible ledger until answered (with three, by
+// default, all on the next delivering ledger or all on the spare one;
+// every mix with COUNTERKIT_CASES above 1); held writes land
 // before the retries, after them, or at quiescence. After quiescence the
 // value must be 100 and the documented outbox must have sent one receipt
 // of 100 (package doc, "Side effects"). An outbox whose upsert clears the
@@ -550,7 +552,8 @@ func TestOutboxConcurrentDeliveriesEnumerated(t *testing.T) {
 		bound int
 	}
 	total, fails := 0, 0
-	setups := []setup{{2, two, 1}, {3, three, 0}} // about 3 s
+	setups := []setup{{2, two, 1}, {3, three, 0}} // 4 s of CPU; every mix of retries with three: 7.4 s
+	mixes := proptest.Scale(1) > 1
 	switch {
 	case proptest.Scale(1) > 1:
 		setups = []setup{{2, two, 2}, {3, three, 1}} // about 50 s
@@ -570,6 +573,9 @@ func TestOutboxConcurrentDeliveriesEnumerated(t *testing.T) {
 				// a retry reaches the next delivering ledger or the spare
 				// one (index lanes), which took no delivery
 				for _, r := range []int{(i + 1) % s.lanes, s.lanes} {
+					if i > 0 && s.lanes > 2 && !mixes && (r == s.lanes) != (retry[0] == s.lanes) {
+						continue // with three lanes, all to the next or all to the spare
+					}
 					walk(modes, append(slices.Clip(retry), r))
 				}
 				return
