@@ -329,6 +329,9 @@ func rvRun(sharded bool, script []rvOp, at map[int]faulty.Fault) (string, int) {
 // quiescence (faults off, held writes delivered, LandPending/FindAll, every
 // txn retried on both actors) each txn counts once.
 func TestBookShardedEnumerated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	script := []rvOp{
 		{0, "up", "x", 5}, {0, "evict", "", 0}, {1, "up", "x", 5},
 		{0, "up", "y", 3}, {0, "up", "x", 5}, {1, "evict", "", 0}, {1, "up", "y", 3}, {0, "evict", "", 0}, {0, "up", "y", 3},

@@ -249,6 +249,9 @@ func TestPromiseBookEvictionAndForgetting(t *testing.T) {
 // between two credits of it) over a day: it stays writable, the retry of
 // its first credit is a duplicate, and its state holds few entries.
 func TestPromiseBookReopenedManyTimes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	ctx := context.Background()
 	c := newPromiseClock()
 	st := memory.NewSiblings()

@@ -115,6 +115,9 @@ func (r restartRun) check(n, bound int) error {
 // 400 KB, flat, and the run did not finish within 40 minutes on a shared
 // 2-core machine).
 func TestRestartsStayBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	n := 1500
 	window := ledger.DefaultRetireAfter + ledger.DefaultRetiredGrace
 	step := window / 100

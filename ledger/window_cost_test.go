@@ -280,6 +280,9 @@ func retryCostCheck(t testing.TB, d costDesign, n, retries int) error {
 // window (1,000 against 100,000) or with the retries made before (2,000),
 // and that a retry's does not grow with them either.
 func TestCreditCostFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	t.Run("window", func(t *testing.T) {
 		if err := windowCostCheck(t, realDesign, 1_000, 100_000); err != nil {
 			t.Fatal(err)

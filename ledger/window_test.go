@@ -278,6 +278,9 @@ func TestUnclassifiedPutErrorIsAmbiguous(t *testing.T) {
 // entries that were never retired would pass the bound of 500 twice over.
 // COUNTERKIT_CASES=N runs N restarts (100000: eleven and a half days).
 func TestRestartsDoNotPileUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	restarts := envCases(t, 1000)
 	ctx := context.Background()
 	st := memory.NewSiblings()
