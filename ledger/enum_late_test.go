@@ -13,9 +13,10 @@ import (
 )
 
 // TestLateCopyEnumerated runs every continuation, to depth 2 on a Sharded
-// account for the first, third, ... scope and on a Book for the others, and
-// to depth 1 on the other (depth 1 on both with -short; depths 2 and 3 on
-// both with COUNTERKIT_CASES), of schedules that leave a late copy of t1 (SPEC.md
+// account for the first, third, ... two-actor scope and on a Book for the
+// others, and to depth 1 on the other and for the three-actor scopes
+// (depth 1 on both with -short; depths 2 and 3 on both with
+// COUNTERKIT_CASES), of schedules that leave a late copy of t1 (SPEC.md
 // 6.11 Limits, "Concurrent copies"): A's write of t1 is held in flight; B
 // applies the retry and, with a history and folded record of one, folds
 // and forgets t1; A's write lands, before or after A restarts, or stays in
@@ -33,15 +34,16 @@ func TestLateCopyEnumerated(t *testing.T) {
 	t.Parallel()
 	// depths gives the depths run on a Book or a Sharded account for the
 	// i-th scope. Every scope to depth 2 on both takes 15 s of CPU: by
-	// default each scope goes to depth 2 on one of them, in turn, and to
-	// depth 1 on the other.
-	depths := func(i int, book bool) []int {
+	// default each two-actor scope goes to depth 2 on one of them, in
+	// turn, and to depth 1 on the other; the three-actor ones (extensions
+	// of two-actor ones, with 36 steps) to depth 1.
+	depths := func(i int, p lateScope, book bool) []int {
 		switch {
 		case testing.Short():
 			return []int{1}
 		case proptest.Scale(1) > 1:
 			return []int{2, 3}
-		case book == (i%2 == 1):
+		case p.actors == 2 && book == (i%2 == 1):
 			return []int{2}
 		}
 		return []int{1}
@@ -49,7 +51,7 @@ func TestLateCopyEnumerated(t *testing.T) {
 	for i, p := range lateScopes() {
 		for _, book := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/book=%v", p.name, book), func(t *testing.T) {
-				for _, depth := range depths(i, book) {
+				for _, depth := range depths(i, p, book) {
 					n, fails := p.enumerate(book, depth, 3)
 					for _, err := range fails {
 						t.Errorf("%v", err)
