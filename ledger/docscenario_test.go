@@ -1010,8 +1010,10 @@ func TestDocScenarioManyRestartsLeaveNothingBehind(t *testing.T) {
 	}
 }
 
-// 1,200 restarts (200 with -short) of a Book (a new Book value each) that
-// writes the account and one other key with MaxOpen 1, so it also evicts.
+// 400 restarts, 15 minutes apart (200 with -short; 1,200, past
+// RetiredGrace, with COUNTERKIT_CASES set), of a Book (a new Book value
+// each) that writes the account and one other key with MaxOpen 1, so it
+// also evicts.
 func TestDocScenarioManyBookRestartsLeaveNothingBehind(t *testing.T) {
 	ctx := context.Background()
 	clk := newDSClock()
@@ -1020,9 +1022,12 @@ func TestDocScenarioManyBookRestartsLeaveNothingBehind(t *testing.T) {
 	want := int64(0)
 	var bk *ledger.Book
 	var evicted uint64
-	restarts := 1200
-	if testing.Short() {
+	restarts := 400 // TestDocScenarioManyRestartsLeaveNothingBehind folds while restarts go on
+	switch {
+	case testing.Short():
 		restarts = 200
+	case proptest.Scale(1) > 1:
+		restarts = 1200
 	}
 	for i := range restarts {
 		var err error
@@ -1820,6 +1825,9 @@ func TestDocScenarioDeadWriterInDoubtRetriedLate(t *testing.T) {
 // every 5 minutes, takes the late copy out at its first write at or after
 // the bound (only a write retires), and pay-x counts once for good.
 func TestDocScenarioLateCopyOfADeadWriterBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	for _, gap := range []time.Duration{time.Second, 10 * time.Second, time.Minute, 5 * time.Minute} {
 		t.Run(gap.String(), func(t *testing.T) {
 			ctx := context.Background()
