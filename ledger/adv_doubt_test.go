@@ -308,11 +308,11 @@ func doubtSeed(t *testing.T) int64 {
 // Replay: COUNTERKIT_SEED=<seed> go test ./ledger -run '^TestAdvHoldBackUnderAmbiguousPuts$'
 // (calls sent two at once group as the scheduler lets them, so a replay
 // may differ in those steps). Scale: COUNTERKIT_CASES=<n> (cases per
-// configuration).
+// configuration; 25 by default, 8 with -short).
 func TestAdvHoldBackUnderAmbiguousPuts(t *testing.T) {
 	seed := doubtSeed(t)
 	t.Logf("seed %d; replay: COUNTERKIT_SEED=%d go test ./ledger -run '^TestAdvHoldBackUnderAmbiguousPuts$'", seed, seed)
-	cases := envCases(t, 25)
+	cases := shortCases(t, 25, 8)
 	for _, two := range []bool{false, true} {
 		for _, hf := range []int{1, 2} {
 			for c := range cases {

@@ -835,7 +835,8 @@ func TestAdvSettleLandingInAForgettingCycle(t *testing.T) {
 // slow (acknowledged when it lands, or after the rest) or in doubt, L1's
 // is in doubt, and L2 applies x and writes on past H + F; the two late
 // puts land before every pair of L2's store calls (H=F=1, every order of
-// the three ids; a sample of the pairs unless COUNTERKIT_CASES is set).
+// the three ids; every sixth landing of each, every twelfth with -short,
+// unless COUNTERKIT_CASES is set).
 // Once every ledger has read and written again x counts once, retries of
 // it anywhere are recognised, and no ledger that answered applied takes
 // its copy out.
@@ -848,8 +849,11 @@ func TestAdvSettleLandingInAForgettingCycle(t *testing.T) {
 func TestAdvSettleThreeWriters(t *testing.T) {
 	all := envCases(t, 0) > 0
 	step := 6
-	if all {
+	switch {
+	case all:
 		step = 1
+	case testing.Short():
+		step = 12
 	}
 	perms := [][]crdt.ActorID{{"a", "b", "c"}, {"a", "c", "b"}, {"b", "a", "c"}, {"b", "c", "a"}, {"c", "a", "b"}, {"c", "b", "a"}}
 	for _, names := range perms {
@@ -985,7 +989,8 @@ func settleRandomMixes(t *testing.T, seed int64, cases int, mixes ...string) {
 // held in flight and delivered at random steps, and slow puts: the call
 // on one ledger lands, and is acknowledged, after the other ledger has
 // applied the transaction and made up to 2H + 2 more credits), and with
-// both, under the same checks.
+// both, under the same checks: ten cases of each mix, H=F and order
+// (three with -short; COUNTERKIT_CASES with it set).
 //
 // Seen to fail against the watch off (index.go's settle, `if v == meet {`
 // made `if false && ...`: a transaction counted twice for good in 2 of
@@ -1000,7 +1005,7 @@ func settleRandomMixes(t *testing.T, seed int64, cases int, mixes ...string) {
 func TestAdvSettleRandomStaleAndLate(t *testing.T) {
 	seed := doubtSeed(t)
 	t.Logf("seed %d; replay: COUNTERKIT_SEED=%d go test ./ledger -run '^TestAdvSettleRandomStaleAndLate$'", seed, seed)
-	settleRandomMixes(t, seed, envCases(t, 10), mixStale, mixLate, mixFull)
+	settleRandomMixes(t, seed, shortCases(t, 10, 3), mixStale, mixLate, mixFull)
 }
 
 // The fault mixes of settleRandomCase.

@@ -347,7 +347,7 @@ func TestAdvWatchLateCopy(t *testing.T) {
 // are
 // acknowledged, before a pair of L1's store calls (each of the last 16
 // boundaries, where L1 folds and forgets x, and the first, every other
-// one unless COUNTERKIT_CASES is set), so that both copies meet L1's, or
+// one, every fourth with -short, unless COUNTERKIT_CASES is set), so that both copies meet L1's, or
 // one meets the other, and both are watched; then L0 reads (each kind in
 // turn) and every ledger reads and writes twice. The checks of
 // TestAdvWatchLateCopy: no call hangs, each slow call answers applied or
@@ -363,8 +363,11 @@ func TestAdvWatchLateCopy(t *testing.T) {
 func TestAdvWatchThreeLedgers(t *testing.T) {
 	all := envCases(t, 0) > 0
 	step := 2
-	if all {
+	switch {
+	case all:
 		step = 1
+	case testing.Short():
+		step = 4
 	}
 	perms := [][]crdt.ActorID{{"a", "b", "c"}, {"a", "c", "b"}, {"b", "a", "c"}, {"b", "c", "a"}, {"c", "a", "b"}, {"c", "b", "a"}}
 	hfs := []int{1}
@@ -570,12 +573,12 @@ func TestAdvWatchRestartsAllRetire(t *testing.T) {
 // three every run.)
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./ledger -run '^TestAdvWatchRandom$'
-// (calls made at once take turns drawn from the seed: inTurns). Scale: COUNTERKIT_CASES=<n> (cases per configuration).
-// COUNTERKIT_WATCH_TRACE=1 logs every store call.
+// (calls made at once take turns drawn from the seed: inTurns). Scale: COUNTERKIT_CASES=<n> (cases per configuration;
+// 10 by default, 3 with -short). COUNTERKIT_WATCH_TRACE=1 logs every store call.
 func TestAdvWatchRandom(t *testing.T) {
 	seed := doubtSeed(t)
 	t.Logf("seed %d; replay: COUNTERKIT_SEED=%d go test ./ledger -run '^TestAdvWatchRandom$'", seed, seed)
-	cases := envCases(t, 10)
+	cases := shortCases(t, 10, 3)
 	for _, hf := range []int{1, 0} {
 		for c := range cases {
 			caseSeed := seed + int64(hf*1_000_003+c*7919)

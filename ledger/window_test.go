@@ -330,6 +330,14 @@ func (s *sampler) skip() bool {
 	return testing.Short() && s.n%8 != 1
 }
 
+// shortCases is envCases(t, n), with short for n under -short.
+func shortCases(t *testing.T, n, short int) int {
+	if testing.Short() {
+		n = short
+	}
+	return envCases(t, n)
+}
+
 // envCases is n, or COUNTERKIT_CASES when it is set to a number.
 func envCases(t *testing.T, n int) int {
 	if s := os.Getenv("COUNTERKIT_CASES"); s != "" {
