@@ -272,8 +272,8 @@ var threeOrders = [][]crdt.ActorID{{"a", "b", "c"}, {"a", "c", "b"}, {"b", "a", 
 // L2's copy (the record it owes names L2, and is judged against a state
 // that may be older than L1's record), or gives its copy up to L2's or
 // L1's while L1 has not yet given its own up. L0's landing runs over every
-// boundary of L1's calls, L2's over every sixth (every third with -short,
-// which samples one scenario in eight; in the order L0=b, L1=c, L2=a also
+// boundary of L1's calls, L2's over every sixth (-short samples one
+// scenario in eight of these; in the order L0=b, L1=c, L2=a also
 // each of the last ten, L1's forgetting cycle; every one, fresh and stale,
 // with COUNTERKIT_CASES), the read kind in turn. The checks of
 // TestAdvWatchLateCopy: no call hangs, a read fails only unavailable after
@@ -300,9 +300,6 @@ var threeOrders = [][]crdt.ActorID{{"a", "b", "c"}, {"a", "c", "b"}, {"b", "a", 
 func TestAdvJudgeThreeLedgersReadBetween(t *testing.T) {
 	all := envCases(t, 0) > 0
 	every := 6 // every third: 4,600 scenarios, 7.5 s of CPU
-	if testing.Short() {
-		every = 3
-	}
 	for _, names := range threeOrders {
 		// In one order, every landing of L2's in L1's forgetting cycle.
 		cycle := string(names[0]+names[1]+names[2]) == "bca"

@@ -617,7 +617,8 @@ func enumScopes() []enumScope {
 
 // TestShardedAndBookEnumerated runs every schedule of each scope to
 // depth 2, and of book-grace, the scope with the fewest steps, to depth 3
-// (every scope to depth 2 with -short; every scope to
+// (with -short, depth 2 of every scope but sharded-same and sharded-grace,
+// whose ids and ticks sharded3 and book-grace cover; every scope to
 // depth 3, then to depth 4, with COUNTERKIT_CASES set, where at depth 4
 // held writes stay inside SPEC.md 6.11's assumptions: none of a restarted
 // process lands after the restart, none stays in flight past
@@ -636,6 +637,8 @@ func TestShardedAndBookEnumerated(t *testing.T) {
 	// past RetiredGrace under held, stale and refused writes.
 	passes := func(sc enumScope) []pass {
 		switch {
+		case testing.Short() && (sc.name == "sharded-same" || sc.name == "sharded-grace"):
+			return nil
 		case testing.Short():
 			return []pass{{2, enumMode{}}}
 		case proptest.Scale(1) > 1:
@@ -652,6 +655,9 @@ func TestShardedAndBookEnumerated(t *testing.T) {
 			continue
 		}
 		t.Run(sc.name, func(t *testing.T) {
+			if len(passes(sc)) == 0 {
+				t.Skip("-short: sharded3 and book-grace cover its ids and ticks")
+			}
 			for _, p := range passes(sc) {
 				sc.depth, sc.mode = p.depth, p.mode
 				if eventual {

@@ -30,11 +30,11 @@ const edgeKey = "acct"
 // B's acknowledged Applied must be a duplicate, and the value exact. By
 // default B retries before and after each odd-numbered call, so once at
 // every point between two calls (before and after every call with
-// COUNTERKIT_CASES set); the race pass (-short) runs every eighth case of
-// every call.
+// COUNTERKIT_CASES set); the race pass (-short) runs every eighth of
+// these cases.
 func TestRetryMidCycleRecognised(t *testing.T) {
 	var s sampler
-	odd := !testing.Short() && proptest.Scale(1) == 1 // before k+1 is after k but for concurrent calls
+	odd := proptest.Scale(1) == 1 // before k+1 is after k but for concurrent calls
 	for _, bBook := range []bool{false, true} {
 		for _, after := range []bool{false, true} {
 			for _, fault := range []string{"none", "loseack", "recordrefused"} {
