@@ -698,7 +698,7 @@ func rsEnv(name string, def int) int {
 // with up to COUNTERKIT_SHARD_FAULTS faults and COUNTERKIT_SHARD_PREEMPT preemptions, the clock
 // stepped 1.5 s (across the trust) at any point.
 //
-// By default it draws 600 schedules per pair (300 with -short; 1,500
+// By default it draws 600 schedules per pair (150 with -short; 1,500
 // times COUNTERKIT_CASES with it set above 1; seed logged,
 // COUNTERKIT_SEED replays); COUNTERKIT_SHARD_BUDGET=0 runs every one (with
 // COUNTERKIT_SHARD_FAULTS=1 COUNTERKIT_SHARD_PREEMPT=2: 44,151 to 50,782 schedules a pair, about 20 s
@@ -706,8 +706,8 @@ func rsEnv(name string, def int) int {
 func TestShardedRaceEnumerated(t *testing.T) {
 	faults, preempt := rsEnv("COUNTERKIT_SHARD_FAULTS", 2), rsEnv("COUNTERKIT_SHARD_PREEMPT", 3)
 	budget := rsEnv("COUNTERKIT_SHARD_BUDGET", rsDefaultBudget(600, 1500))
-	if testing.Short() && budget > 300 {
-		budget = 300
+	if testing.Short() && budget > 150 {
+		budget = 150
 	}
 	for _, p := range [][2]int{{1, 2}, {2, 4}, {2, 3}} {
 		for _, split := range []bool{true, false} {
@@ -726,14 +726,14 @@ func TestShardedRaceEnumerated(t *testing.T) {
 // TestShardedRaceTwoCredits: as TestShardedRaceEnumerated, with
 // two transactions delivered to both layouts one after the other (x split
 // between the layouts' sub-keys, y on a shared one), drawn at random
-// (COUNTERKIT_SHARD_BUDGET schedules, by default 800 per pair, 400 with
+// (COUNTERKIT_SHARD_BUDGET schedules, by default 800 per pair, 200 with
 // -short, 2,000 times COUNTERKIT_CASES with it set above 1;
 // COUNTERKIT_SHARD_BUDGET=0 enumerates them all).
 func TestShardedRaceTwoCredits(t *testing.T) {
 	faults, preempt := rsEnv("COUNTERKIT_SHARD_FAULTS", 2), rsEnv("COUNTERKIT_SHARD_PREEMPT", 3)
 	budget := rsEnv("COUNTERKIT_SHARD_BUDGET", rsDefaultBudget(800, 2000))
-	if testing.Short() && budget > 400 {
-		budget = 400
+	if testing.Short() && budget > 200 {
+		budget = 200
 	}
 	for _, p := range [][2]int{{1, 2}, {2, 4}} {
 		x := rsSplit("x", p[0], p[1], true)
@@ -753,8 +753,8 @@ func TestShardedRaceTwoCredits(t *testing.T) {
 func TestShardedRaceRestartRetire(t *testing.T) {
 	faults, preempt := rsEnv("COUNTERKIT_SHARD_FAULTS", 2), rsEnv("COUNTERKIT_SHARD_PREEMPT", 3)
 	budget := rsEnv("COUNTERKIT_SHARD_BUDGET", rsDefaultBudget(800, 2000))
-	if testing.Short() && budget > 400 {
-		budget = 400
+	if testing.Short() && budget > 200 {
+		budget = 200
 	}
 	for _, p := range [][2]int{{1, 2}, {2, 4}} {
 		x := rsSplit("x", p[0], p[1], true)
