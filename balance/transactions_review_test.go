@@ -271,12 +271,8 @@ func TestTransactionsRacingMergeDoesNotBlockRemoval(t *testing.T) {
 	st.SetHook(nil)
 	require.True(t, nested)
 
-	stored := func() int {
-		rows, err := mem.Snapshot(context.Background(), acct, 1<<30, store.ReadComplete)
-		require.NoError(t, err)
-		return len(rows)
-	}
-	want, n := int64(1), 0
+	stored := func() int { return len(rsRows(t, mem, tx)) }
+	want, n, level := int64(1), 0, 0
 	for k := range 60 { // 5 minutes, half of GCGrace
 		for range 1000 {
 			mustApply(t, tx, crdt.TxnID(fmt.Sprint("n-", n)), 1, balance.Applied)
@@ -289,8 +285,14 @@ func TestTransactionsRacingMergeDoesNotBlockRemoval(t *testing.T) {
 		if k%6 == 5 {
 			t.Logf("%v after the race: %d rows stored", time.Duration(k+1)*5*time.Second, stored())
 		}
+		if k == 23 {
+			level = stored()
+		}
 	}
 	require.Equal(t, want, balanceOf(t, tx))
+	rows := stored()
+	require.LessOrEqual(t, rows, level+1000, "the rows level off: %d at 2 minutes, %d at 5", level, rows)
+	require.Less(t, rows, 30_000)
 }
 
 // A transaction applied with two amounts before any merge (7, then 8 by a
