@@ -13,6 +13,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/tally"
@@ -103,9 +104,7 @@ func strHeader(s string) []byte {
 // sentinel at least), and what decodes re-encodes to its input. It runs
 // on one goroutine: the race pass (-short) leaves it to the full pass.
 func TestEnvelopeAcrossDecoders(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, d := range wireDecoders(t) {
 		t.Run(d.name, func(t *testing.T) {
 			valid, _ := hex.DecodeString(d.valid)

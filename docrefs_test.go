@@ -36,6 +36,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 // docFinding is one name the documentation gives that does not exist.
@@ -745,9 +747,7 @@ func (ix *docIndex) checkAll() ([]docFinding, error) {
 }
 
 func TestDocsNameExistingIdentifiers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	ix, err := newDocIndex(".")
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 // exampleExempt are the exported types, by directory and name, that need
@@ -91,9 +93,7 @@ func exampleGaps(root string) ([]string, error) {
 // whose output go test checks, but those exampleExempt names. It runs on
 // one goroutine: the race pass (-short) leaves it to the full pass.
 func TestEveryExportedTypeHasAnExample(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	gaps, err := exampleGaps(".")
 	require.NoError(t, err)
 	var missing []string

@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
@@ -67,9 +68,7 @@ func (s *skewStore) Apply(ctx context.Context, muts []store.Mutation) error {
 // may refuse with ErrClockSkew when the other merger's sum row is
 // FutureSkew ahead of its clock; nothing else may fail.
 func TestRetryUnderClockSkewAndLatency(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	o, err := balance.New(memory.NewPartitions(), balance.Options{})
 	require.NoError(t, err)
 	opts := o.Options()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/timeid"
@@ -151,9 +152,7 @@ func TestBurstCompactsInBoundedMerges(t *testing.T) {
 // live rows the first merge covers only the oldest MaxCover and the two
 // merges leave more.
 func TestCompactionBoundUpToMaxCover(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	ctx := context.Background()
 	for _, n := range []int{balance.MaxCover, balance.MaxCover + 1} {
 		l, s, c := newAccounts(t)

@@ -13,6 +13,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/timeid"
 )
 
@@ -83,9 +84,7 @@ func ecCheck(acked, told map[int64]bool, v int64, prob string) (probs, classes [
 // next. Every acknowledged update counts once, none twice, and one whose
 // every attempt was answered "nothing written" not at all.
 func TestErrorContractExploreBalance(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for k, g := range exploreBalanceErrors(t, false) {
 		t.Errorf("%s: %d runs, %v", k, g.Runs, g.Classes)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
 	"github.com/stretchr/testify/require"
@@ -97,9 +98,7 @@ func TestMergeBatchesStayWithinTheStoreLimit(t *testing.T) {
 // MaxCover oldest, so a backlog drains oldest first, and the balance stays
 // exact throughout.
 func TestMergeCoversTheOldestFirst(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	l, _, c := newAccounts(t)
 	ctx := context.Background()
 	n := balance.MaxCover + 1000

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -17,9 +18,7 @@ import (
 // sum fits one batch and every later merge succeeds. (Found by a review:
 // one sum claimed 2·MaxCover rows, and every merge failed at step 7.)
 func TestMergeSettlesIdsWithSeveralAmounts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	l, sp, c := newAccounts(t)
 	ctx := context.Background()
 	n := balance.MaxCover
@@ -69,9 +68,7 @@ func TestMergeSettlesIdsWithSeveralAmounts(t *testing.T) {
 // settles. (Found by a review: step 7's re-planning left an oversized sum
 // out at every merge, and nothing settled again, silently.)
 func TestMergeSettlesBehindASettledSum(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	l, sp, c := newAccounts(t)
 	ctx := context.Background()
 	require.NoError(t, l.Add(ctx, "a", timeid.New(c.now), 1))

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/timeid"
 )
 
@@ -16,9 +17,7 @@ import (
 // them over several merges, and the partition keeps settling. (Found by a
 // review: every merge failed at step 7 with a batch over MaxBatch.)
 func TestMergeDeletesRetriesOfSettledRowsInBatches(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	l, sp, c := newAccounts(t)
 	ctx := context.Background()
 	n := 3 * balance.MaxCover

@@ -11,6 +11,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/store/faulty"
 )
 
@@ -194,9 +195,7 @@ func TestReviewMergeFaultAtEveryCall(t *testing.T) {
 // or not; the merge fails at each of its calls, or not. Then merges run
 // until settled and both writers retry: the transaction counts once.
 func TestReviewHeldCopyAroundEveryMergeCall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	const calls = 10 // more than a merge of this account makes
 	run := func(t *testing.T, holder int, copyToo bool, j, k int) {
 		ctx := context.Background()

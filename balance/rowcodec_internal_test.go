@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/internal/wire"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -50,9 +51,7 @@ func interestingInts() []int64 {
 // boundary and random values: equal bytes, the length encodedLen predicts,
 // at most maxRowLen bytes, and MarshalBinary's output decodes back.
 func TestAppendEncodingMatchesWireEncoder(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	rng := rand.New(rand.NewPCG(7, 11))
 	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	id := func() ID {
@@ -136,9 +135,7 @@ func TestAppendEncodingMatchesWireEncoder(t *testing.T) {
 // row encoding at the integer boundaries changed to each value a msgpack
 // form starts with and by one either way.
 func TestDecodeCanonicalAgrees(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	u, v := timeid.FromParts(at, 1, 2), timeid.FromParts(at.Add(time.Second), 3, 4)
 	var rows []Row

@@ -28,6 +28,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 )
@@ -489,9 +490,7 @@ func feDepth() int {
 }
 
 func TestTransactionsEveryFaultSequence(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, menu := range []struct {
 		name    string
 		actions []feAction

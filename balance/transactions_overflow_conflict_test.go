@@ -13,15 +13,14 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/store"
 )
 
 // Every order of one id applied with two amounts (a conflict) next to big
 // rows in partition 0, a debit elsewhere; merges in between or not.
 func TestTransactionsOverflowConflicts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	ctx := context.Background()
 	vals := []int64{math.MaxInt64, 1, -1, math.MinInt64}
 	for _, a := range vals {

@@ -14,6 +14,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 )
@@ -25,9 +26,7 @@ import (
 // fit), merges must not fail, retries must be duplicates, and an idle
 // partition must stay small.
 func TestTransactionsOverflowEveryTriple(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	ctx := context.Background()
 	vals := []int64{math.MaxInt64, math.MaxInt64 - 1, 1, -1, -math.MaxInt64, math.MinInt64}
 	ds := []int64{-math.MaxInt64, 2}

@@ -14,6 +14,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
@@ -333,9 +334,7 @@ func (w *rsWorld) rows() int {
 //
 // replays it with every step's rows.
 func TestTransactionsRandomSchedules(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	first, runs := int64(1), int64(proptest.Scale(1000))
 	replay := os.Getenv("COUNTERKIT_SEED") != ""
 	if replay {

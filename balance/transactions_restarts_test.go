@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 )
@@ -27,9 +28,7 @@ import (
 // rows stored stay bounded, and retries of the first and last credits are
 // duplicates. One goroutine: the race pass (-short) skips it.
 func TestTransactionsRestartsLeaveNothing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	const window = 1_000
 	restarts := 10_000
 	if proptest.Scale(1) > 1 {

@@ -13,6 +13,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/timeid"
@@ -223,9 +224,7 @@ func TestTransactionsInvalidTombstoneRemovalKeepsASum(t *testing.T) {
 // passes them all. (It used to stop at the first row left unlisted, for
 // good.)
 func TestTransactionsBacklogCompacts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	c := rsClock()
 	mem := memory.NewPartitions()
 	tx := rsWriter(t, mem, c, 0, 1)

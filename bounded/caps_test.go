@@ -10,6 +10,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/store/faulty"
 )
 
@@ -32,9 +33,7 @@ func withActors(t *testing.T, prefix string, n int) *bounded.Counter {
 // refused (SPEC.md 13.2). Before, every call merged the siblings and
 // failed too_large, for good.
 func TestSiblingsPastMaxActors(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	ctx := context.Background()
 	inner := memory.NewSiblings()
 	b, err := withActors(t, "a", bounded.MaxActors-1).MarshalBinary()
@@ -66,9 +65,7 @@ func TestSiblingsPastMaxActors(t *testing.T) {
 // TestMergeBound: Merge and the decoder accept up to MaxMergedActors
 // entries, and refuse one more (crdt.ErrTooLarge), the receiver unchanged.
 func TestMergeBound(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	all, err := bounded.New(bounded.Options{})
 	require.NoError(t, err)
 	for i := range bounded.MaxMergedActors / bounded.MaxActors {

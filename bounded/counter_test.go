@@ -17,6 +17,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 )
 
@@ -410,9 +411,7 @@ func lawModel(bound int64) proptest.Model[*Counter, lawOp] {
 }
 
 func TestLaws(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, bound := range []int64{0, -25} {
 		cfg := proptest.DefaultOptions()
 		cfg.Cases = proptest.Scale(300)
@@ -421,9 +420,7 @@ func TestLaws(t *testing.T) {
 }
 
 func TestConvergence(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, bound := range []int64{0, -25} {
 		cfg := proptest.DefaultOptions()
 		cfg.Cases = proptest.Scale(300)
@@ -439,9 +436,7 @@ func TestConvergence(t *testing.T) {
 // or above the bound and every actor's rights at or above zero. 3,000
 // schedules by default, proptest.Scale(8000) with COUNTERKIT_CASES above 1.
 func TestTypeSimulation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	seed := proptest.Seed()
 	n := 3000
 	if proptest.Scale(1) > 1 { // COUNTERKIT_CASES above 1
@@ -558,9 +553,7 @@ func typeSim(seed int64, broken bool) string {
 // to the receiver's gives what decoding and Merge give, on valid and
 // damaged inputs, and cached entry encodings equal fresh ones.
 func TestMergeEncoded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	rng := rand.New(rand.NewSource(seed))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -69,9 +70,7 @@ const (
 // the bound above (runtime.MemStats.TotalAlloc), then that the holders
 // index still answers once built.
 func TestDecodeMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	const size = 1 << 20
 	for _, s := range []struct {
 		name             string

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 // checkIndex compares c's holders index, if built, with the holders its
@@ -53,9 +54,7 @@ func checkIndex(t *testing.T, c *Counter, what string) {
 // few tags. Clones taken along the way must still match their own entries
 // at the end (clones share holder lists).
 func TestIndexAgainstEntries(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, mode := range []string{"hash", "one-tag", "four-tags"} {
 		t.Run(mode, func(t *testing.T) {
 			switch mode {

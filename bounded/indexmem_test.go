@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 // What decoding and then building the holders index (the first Apply,
@@ -28,9 +29,7 @@ const indexMemPerByte = 4
 // (runtime.MemStats.TotalAlloc, no timing). COUNTERKIT_CASES set adds the
 // 16 MiB state of full windows of distinct ids (about 2,333 actors).
 func TestIndexMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	sizes := []int{1 << 20}
 	if os.Getenv("COUNTERKIT_CASES") != "" && !testing.Short() {
 		sizes = append(sizes, 16<<20)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 )
 
@@ -108,9 +109,7 @@ func TestDecodeRefusesValueBelowBound(t *testing.T) {
 // serially) decodes, to an equal state, whatever the schedule: the
 // invariants refuse nothing an honest writer produces.
 func TestHonestStatesDecode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	seed := proptest.Seed()
 	n := proptest.Scale(1500)
 	t.Logf("seed %d, %d schedules; replay: %s", seed, n, proptest.Replay(t, seed))

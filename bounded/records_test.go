@@ -11,6 +11,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
@@ -76,9 +77,7 @@ func (r *recordsRig) value(a *bounded.Account) int64 {
 // every holder's count window (the default 64, and 1) is a duplicate, by
 // x's record: after 10,000 other credits with the default window.
 func TestRetryAfterTheWindowSlides(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, tc := range []struct{ window, others int }{{0, 10_000}, {1, 1}} {
 		t.Run(fmt.Sprint("window=", tc.window), func(t *testing.T) {
 			ctx := context.Background()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store/faulty"
 )
@@ -383,9 +384,7 @@ func runSims(t *testing.T, seed int64, n, steps int, broken bool, window int) (f
 // documentation). 800 schedules by default, proptest.Scale(2000) with
 // COUNTERKIT_CASES above 1.
 func TestSimulation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	seed := proptest.Seed()
 	n := 800
 	if proptest.Scale(1) > 1 { // COUNTERKIT_CASES above 1
@@ -416,9 +415,7 @@ func TestSimulationCatchesOverdraft(t *testing.T) {
 // "Records"), and the value never goes below the bound. 400 schedules by
 // default, proptest.Scale(1000) with COUNTERKIT_CASES above 1.
 func TestSimulationRetriesAfterTheWindow(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	seed := proptest.Seed()
 	n := 400
 	if proptest.Scale(1) > 1 { // COUNTERKIT_CASES above 1

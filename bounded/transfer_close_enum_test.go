@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/schedtest"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/store/faulty"
 )
 
@@ -74,9 +75,7 @@ func callClass(err error) string {
 // (SPEC.md 13.5, Transfer). The recipient's request of 2 is then granted
 // by a Sync unless the transfer met it.
 func TestTransferGivesOnceEnumerated(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, owed := range []bool{false, true} {
 		for _, ask := range []int64{0, 2} {
 			t.Run(fmt.Sprintf("owed=%v/ask=%d", owed, ask), func(t *testing.T) {
@@ -179,9 +178,7 @@ func transferOnce(s *schedtest.Sched, owed bool, ask int64) string {
 // its credits are written. A stale read that hides the request from a
 // Close with no heir leaves it unmet (TestLimitCloseMissesAnUnseenRequest).
 func TestCloseHandsOverEnumerated(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, owed := range []bool{false, true} {
 		for _, ask := range []int64{0, 3} {
 			for _, heir := range []bool{false, true} {

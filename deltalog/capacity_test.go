@@ -9,6 +9,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
@@ -21,9 +22,7 @@ import (
 // that scan about r·I, since they start at their cutoffs. It runs 10 a
 // second with the defaults, merged every 5 s, past that age.
 func TestCountersCapacity(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	const rate, every = 10, 5 * time.Second
 	ctx := context.Background()
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
@@ -101,9 +100,7 @@ func (s slowScans) Scan(ctx context.Context, partition string, from []byte, leve
 // the exact value. (When merges scanned from the newest cell they failed
 // too, and the counter stayed unreadable until deleted.)
 func TestCountersPastReadCapacityRecover(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	ctx := context.Background()
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	var elapsed time.Duration
@@ -165,9 +162,7 @@ func TestCountersPastReadCapacityRecover(t *testing.T) {
 // load goes on for 10 minutes (the drain takes about two), an hour with
 // COUNTERKIT_CASES above 1.
 func TestCountersDrainBacklog(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	after := 600 // seconds of load after the outage
 	if proptest.Scale(1) > 1 {
 		after = 3600

@@ -15,6 +15,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -125,9 +126,7 @@ func TestMergeCellStatsRefused(t *testing.T) {
 // multisets with those aggregates and of the parity of the sum, and never
 // for (count, sum, min, max) no multiset has.
 func TestMergeCellStatsCheckIsTight(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	const lo, hi, maxN = -2, 3, 5
 	type key struct{ n, sum, min, max int64 }
 	type bounds struct{ least, greatest int64 }

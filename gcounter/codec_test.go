@@ -15,6 +15,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/internal/countertest"
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -224,9 +225,7 @@ func corruptCases(t testing.TB) []countertest.Case {
 var errCorruptOrTooLarge = countertest.AnyOf{crdt.ErrCorruptEncoding, crdt.ErrTooLarge}
 
 func TestUnmarshalRejects(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	format.Rejects(t, build(t, []pair{{"keep", 5}}), corruptCases(t))
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/internal/countertest"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 )
 
@@ -244,9 +245,7 @@ func TestStatsMatchesEncoding(t *testing.T) {
 // overflow, to a Counter and to a math/big reference that knows nothing
 // about the implementation, and compares every observable after each step.
 func TestAgainstModel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
@@ -342,25 +341,19 @@ func model() proptest.Model[*gcounter.Counter, int64] {
 }
 
 func TestLaws(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	proptest.CheckLaws(t, model(), proptest.DefaultOptions())
 }
 
 func TestConvergence(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	proptest.CheckConvergence(t, model(), proptest.DefaultOptions())
 }
 
 // TestEncodingRoundTripProperty checks decode(encode(c)) == c and stable
 // bytes on random counters.
 func TestEncodingRoundTripProperty(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	format.RoundTrip(t, func(ids []string, counts []int64) *gcounter.Counter {
 		c := gcounter.New()
 		for i, id := range ids {

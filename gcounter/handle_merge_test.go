@@ -7,6 +7,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/pncounter"
 )
 
@@ -15,9 +16,7 @@ import (
 // and raises actors, Grow reserves room and UnmarshalBinary replaces the
 // state; every count matches a model after every step.
 func TestHandleThroughMergeGrowAndDecode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for seed := range uint64(100) {
 		r := rand.New(rand.NewPCG(seed, 2))
 		c := gcounter.New()

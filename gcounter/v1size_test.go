@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -35,9 +36,7 @@ func v1Edge(n, last int) []byte {
 // MaxEncodedSize whose version 2 encoding is one byte above it (refused:
 // too_large) and exactly at it (accepted, and written back).
 func TestDecodeV1TooLargeToReencode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	const n = (MaxEncodedSize-14)/260 + 1 // rows of 259 bytes, 260 in version 2
 	over := 14 + n*260 - MaxEncodedSize   // version 2 bytes above the cap with every actor of 255
 	last := 255 - over + 1                // version 2 is MaxEncodedSize + 1

@@ -16,6 +16,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store/faulty"
@@ -332,9 +333,7 @@ func rvRun(sharded bool, script []rvOp, at map[int]faulty.Fault) (string, int) {
 // quiescence (faults off, held writes delivered, LandPending/FindAll, every
 // txn retried on both actors) each txn counts once.
 func TestBookShardedEnumerated(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	script := []rvOp{
 		{0, "up", "x", 5}, {0, "evict", "", 0}, {1, "up", "x", 5},
 		{0, "up", "y", 3}, {0, "up", "x", 5}, {1, "evict", "", 0}, {1, "up", "y", 3}, {0, "evict", "", 0}, {0, "up", "y", 3},

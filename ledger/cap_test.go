@@ -10,6 +10,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
@@ -112,9 +113,7 @@ func TestSiblingsPastMaxActorsStayReadable(t *testing.T) {
 // readable and writable (SPEC.md 6.1: retirement keeps the number of
 // entries; before, the decoder refused more than 65536 retired ones).
 func TestRetiredPast65536StaysReadable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	ctx := context.Background()
 	st := memory.NewSiblings()
 	t0 := time.Date(2026, 1, 11, 0, 0, 0, 0, time.UTC)

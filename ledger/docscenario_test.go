@@ -19,6 +19,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/proptest"
@@ -951,9 +952,7 @@ func dsLive(t *testing.T, st store.Siblings, key string) (live, retired, size in
 // RetiredGrace after that: the account stays writable, the live and
 // retired actors fall to the writer's own, and the balance is exact.
 func TestDocScenarioManyRestartsLeaveNothingBehind(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, gap := range []time.Duration{15 * time.Minute, 50 * time.Millisecond} {
 		t.Run(gap.String(), func(t *testing.T) {
 			ctx := context.Background()
@@ -1843,9 +1842,7 @@ func TestDocScenarioDeadWriterInDoubtRetriedLate(t *testing.T) {
 // every 5 minutes, takes the late copy out at its first write at or after
 // the bound (only a write retires), and pay-x counts once for good.
 func TestDocScenarioLateCopyOfADeadWriterBound(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, gap := range []time.Duration{time.Second, 10 * time.Second, time.Minute, 5 * time.Minute} {
 		t.Run(gap.String(), func(t *testing.T) {
 			ctx := context.Background()

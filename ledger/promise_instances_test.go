@@ -17,6 +17,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
@@ -249,9 +250,7 @@ func TestPromiseBookEvictionAndForgetting(t *testing.T) {
 // between two credits of it) over a day: it stays writable, the retry of
 // its first credit is a duplicate, and its state holds few entries.
 func TestPromiseBookReopenedManyTimes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	ctx := context.Background()
 	c := newPromiseClock()
 	st := memory.NewSiblings()

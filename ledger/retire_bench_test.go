@@ -8,6 +8,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 // retireAccount returns a ledger of key "k" over the memory store, on the
@@ -96,9 +97,7 @@ func retireVisitsCheck(t *testing.T, others int, everyWrite bool) error {
 // over them are spaced in time, not run on every write; and that the check
 // fails for a ledger that runs a pass on every write.
 func TestRetireVisitsPerWrite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, n := range []int{32, 256} {
 		t.Run(fmt.Sprintf("others=%d", n), func(t *testing.T) {
 			if err := retireVisitsCheck(t, n, false); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
@@ -115,9 +116,7 @@ func (r restartRun) check(n, bound int) error {
 // 400 KB, flat, and the run did not finish within 40 minutes on a shared
 // 2-core machine).
 func TestRestartsStayBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	n := 1500
 	window := ledger.DefaultRetireAfter + ledger.DefaultRetiredGrace
 	step := window / 100

@@ -11,6 +11,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
@@ -280,9 +281,7 @@ func retryCostCheck(t testing.TB, d costDesign, n, retries int) error {
 // window (1,000 against 100,000) or with the retries made before (2,000),
 // and that a retry's does not grow with them either.
 func TestCreditCostFlat(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	t.Run("window", func(t *testing.T) {
 		if err := windowCostCheck(t, realDesign, 1_000, 100_000); err != nil {
 			t.Fatal(err)

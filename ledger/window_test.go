@@ -15,6 +15,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/timeid"
@@ -278,9 +279,7 @@ func TestUnclassifiedPutErrorIsAmbiguous(t *testing.T) {
 // entries that were never retired would pass the bound of 500 twice over.
 // COUNTERKIT_CASES=N runs N restarts (100000: eleven and a half days).
 func TestRestartsDoNotPileUp(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	restarts := envCases(t, 1000)
 	ctx := context.Background()
 	st := memory.NewSiblings()

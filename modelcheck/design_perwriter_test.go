@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 // This file checks, on an abstract model, the per-writer layout planned
@@ -1187,9 +1189,7 @@ func (r perWriterRules) String() string {
 // every bound is tight, with two reclaims. It runs on one goroutine: the
 // race pass (-short) leaves it to the full pass.
 func TestPerWriterDesign(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	r := perWriterScope(!large())
 	states, v := checkPerWriter(r)
 	if v != nil {
@@ -1203,9 +1203,7 @@ func TestPerWriterDesign(t *testing.T) {
 // landed. It runs on one goroutine: the race pass (-short) leaves it to
 // the full pass.
 func TestPerWriterDesignBroken(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, tc := range []struct {
 		name   string
 		break_ func(*perWriterRules)
@@ -1242,9 +1240,7 @@ func TestPerWriterDesignBroken(t *testing.T) {
 // early is caught. It runs on one goroutine: the race pass (-short)
 // leaves it to the full pass.
 func TestPerWriterCanon(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, early := range []int8{0, 1} {
 		r := perWriterReaderScopes(true)["reclaimed"]
 		r.canonEarly = early
@@ -1270,9 +1266,7 @@ func TestPerWriterCanon(t *testing.T) {
 // runs on one goroutine: the race pass (-short) leaves it to the full
 // pass.
 func TestPerWriterDesignReader(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	scopes := perWriterReaderScopes(!large())
 	for _, name := range perWriterReaderScopeNames {
 		r, ok := scopes[name]

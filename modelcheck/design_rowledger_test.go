@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 // This file checks the protocol of balance.Transactions (SPEC.md 9.4), a
@@ -300,9 +302,7 @@ func rowLedgerScope() rowLedgerRules {
 // runs on one goroutine: the race pass (-short) leaves it to the full
 // pass.
 func TestRowLedgerDesign(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	r := rowLedgerScope()
 	states, v := checkRowLedger(r)
 	if v != nil {
@@ -316,9 +316,7 @@ func TestRowLedgerDesign(t *testing.T) {
 // search finds a schedule that counts x twice. It runs on one goroutine:
 // the race pass (-short) leaves it to the full pass.
 func TestRowLedgerDesignBroken(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, tc := range []struct {
 		name   string
 		break_ func(*rowLedgerRules)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/storetest"
@@ -66,7 +67,7 @@ var sequentialKitChecks = []string{"limits", "value-size"}
 // without -race. A check makes its store on its goroutine, first thing.
 func skipSequentialKitCheck(t *testing.T) {
 	if testing.Short() && slices.Contains(sequentialKitChecks, path.Base(t.Name())) {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+		t.Skip(testsize.SequentialReason)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/internal/countertest"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/pncounter"
 )
 
@@ -190,9 +191,7 @@ func corruptCases(t testing.TB) []countertest.Case {
 }
 
 func TestUnmarshalRejects(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	format.Rejects(t, build(t, []delta{{"keep", 5}, {"keep", -2}}), corruptCases(t))
 }
 

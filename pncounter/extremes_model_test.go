@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/pncounter"
 )
 
@@ -145,9 +146,7 @@ func checkExact(t *testing.T, c *pncounter.Counter, m exactModel, ctx string) {
 // exactly, values past int64 included, Merge commutes, and every state
 // round-trips through its encoding.
 func TestApplyAndMergeNearInt64AgainstExactModel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	actors := []crdt.ActorID{"a", "b", "c"}
 	for seed := range uint64(1000) {
 		r := rand.New(rand.NewPCG(seed, 1))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/proptest"
 )
@@ -232,9 +233,7 @@ func TestWorstCaseFitsDecoder(t *testing.T) {
 // amounts that overflow a half) to a Counter and to a math/big model of P
 // and N, comparing every observable after each step.
 func TestAgainstModel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	rng := rand.New(rand.NewPCG(uint64(seed), 1))
@@ -350,9 +349,7 @@ func model() proptest.Model[*pncounter.Counter, int64] {
 }
 
 func TestLaws(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	proptest.CheckLaws(t, model(), proptest.DefaultOptions())
 }
 
@@ -363,9 +360,7 @@ func TestConvergence(t *testing.T) {
 // TestEncodingRoundTripProperty checks decode(encode(c)) == c and stable
 // bytes on random counters.
 func TestEncodingRoundTripProperty(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	format.RoundTrip(t, func(ids []string, deltas []int64) *pncounter.Counter {
 		c := pncounter.New()
 		for i, id := range ids {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -37,9 +38,7 @@ func v1Edge(n, last int) []byte {
 // MaxEncodedSize whose version 2 encoding is one byte above it (refused:
 // too_large) and exactly at it (accepted, and written back).
 func TestDecodeV1TooLargeToReencode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	const n = (MaxEncodedSize-15)/261 + 1 // version 2: 15 bytes and rows of 261
 	over := 15 + n*261 - MaxEncodedSize
 	last := 255 - over + 1 // version 2 is MaxEncodedSize + 1

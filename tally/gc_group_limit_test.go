@@ -10,6 +10,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
 )
@@ -22,9 +23,7 @@ import (
 // every time, instead of reporting the shards live and writing nothing
 // (a review found it silent); reads stay exact. A group of 9,999 folds.
 func TestGCRefusesAGroupNoBatchFolds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	ctx := context.Background()
 	for _, n := range []int{store.MaxBatch - 1, store.MaxBatch} {
 		clk := newClock()

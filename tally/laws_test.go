@@ -12,6 +12,7 @@ import (
 	"github.com/leanovate/gopter/gen"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/tally"
 )
@@ -287,9 +288,7 @@ func checkKind[A tally.Aggregate[A], O any](t *testing.T, k kind[A, O]) {
 // observation), through the sharded view and, for the idempotent ones,
 // directly.
 func TestLaws(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	t.Run("sum", func(t *testing.T) { checkKind(t, sumKind()) })
 	t.Run("min", func(t *testing.T) { checkKind(t, minKind()) })
 	t.Run("max", func(t *testing.T) { checkKind(t, maxKind()) })

@@ -14,6 +14,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
@@ -792,9 +793,7 @@ func scheduleSeed(base int64, i int) int64 {
 }
 
 func TestSimulation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	base := proptest.Seed()
 	cases := proptest.Scale(simBaseCases)
 	t.Logf("seed %d, %d schedules of %d steps; replay: %s", base, cases, simSteps, proptest.Replay(t, base))

@@ -14,6 +14,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/stats"
 	"github.com/counterkit/counterkit/tally"
@@ -146,9 +147,7 @@ func multisets(n int, lo, hi int64, fn func([]int64)) {
 // squares is refused for (count, sum, min, max) no multiset has. So every
 // real multiset passes, and no interval or parity check could be tighter.
 func TestStatsCheckIsTight(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	const lo, hi, maxN = -2, 3, 5
 	type key struct{ n, sum, min, max int64 }
 	type bounds struct{ least, greatest int64 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -44,9 +45,7 @@ func roundTrip(t *testing.T, o tpncounter.Options, c *tpncounter.Counter) *tpnco
 // of 40000 retired entries each, gives states that encode and decode (with
 // any MaxActors), and whose actors write again.
 func TestRetiredPast65536RoundTrips(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	small := tpncounter.Options{MaxActors: 2}
 	c := retiredRun(t, small, "a", tpncounter.MaxRetired+1)
 	require.Equal(t, tpncounter.MaxRetired+1, c.Stats().Retired)
@@ -67,9 +66,7 @@ func TestRetiredPast65536RoundTrips(t *testing.T) {
 // a new actor at it even with no live actor, while a retired actor writes
 // again (the count stays). The state at the bound round-trips.
 func TestEntryBound(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	o := tpncounter.Options{}
 	half := (tpncounter.MaxActorsLimit + tpncounter.MaxRetired) / 2
 	c := retiredRun(t, o, "a", half)

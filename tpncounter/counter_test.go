@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 )
 
@@ -305,9 +306,7 @@ func counterModel(hl int) proptest.Model[*Counter, txnOp] {
 // exactly-once hold for any gossip. Folding is covered by the simulation,
 // whose schedules respect the window.
 func TestLaws(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	cfg := proptest.DefaultOptions()
 	cfg.Cases = proptest.Scale(400)
 	proptest.CheckLaws(t, counterModel(64), cfg)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -316,9 +317,7 @@ func referenceInputs(t testing.TB) [][]byte {
 // reference inputs (each is corrupt but the whole) and on random one-byte
 // changes of them.
 func TestDecodeSameAsReference(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	rng := rand.New(rand.NewSource(1))
 	changes := 300
 	if testing.Short() {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 )
 
@@ -97,9 +98,7 @@ func sameCounters(t *testing.T, a, b *Counter, actors []crdt.ActorID, where stri
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./tpncounter -run TestDormantMatchesEntries
 func TestDormantMatchesEntries(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	r := rand.New(rand.NewPCG(uint64(seed), 1))

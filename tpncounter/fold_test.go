@@ -14,6 +14,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/exact"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/internal/wire"
 	"github.com/counterkit/counterkit/proptest"
 )
@@ -297,9 +298,7 @@ const foldSimSteps = 400
 // folding, and converge to every amount counted once. 30 schedules by
 // default, proptest.Scale(60) with COUNTERKIT_CASES above 1.
 func TestFoldSimulation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	rng := rand.New(rand.NewSource(seed))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/exact"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/stretchr/testify/require"
 )
@@ -231,9 +232,7 @@ func recountContrib(val *exact.Int128, cs []Copy, everyCopy bool) Copy {
 // table, COUNTERKIT_CASES=3 gives 3,000. Replay:
 // COUNTERKIT_SEED=<seed> go test ./tpncounter -run '^TestTable$'
 func TestTable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	seed := proptest.Seed()
 	steps := proptest.Scale(1000)
 	t.Logf("seed %d, %d steps per table; replay: %s", seed, steps, proptest.Replay(t, seed))
@@ -314,9 +313,7 @@ func kind(err error) string {
 // index must pass checkIndex after every step. Replay:
 // COUNTERKIT_SEED=<seed> go test ./tpncounter -run '^TestIndexUnderCollisions$'
 func TestIndexUnderCollisions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	defer func() { forcedHash = nil }()
 	seed := proptest.Seed()
 	t.Logf("seed %d", seed)
@@ -398,9 +395,7 @@ func TestIndexUnderCollisions(t *testing.T) {
 // than 80% full), stale entries must come and go, forgotten ids must be
 // unknown again, and the index must stay sound throughout.
 func TestStaleEntriesAreRebuiltAway(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	g, err := NewGCounter(Options{HistoryLength: 3, FoldedLength: 2})
 	require.NoError(t, err)
 	maxStale, rebuilds, prevStale := 0, 0, 0

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -17,9 +18,7 @@ import (
 // counter holds encodes within crdt.DefaultMaxEncodedSize, and the refusal
 // changes nothing.
 func TestSizeCapHoldsOnApplyAndMerge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	o := Options{HistoryLength: MaxHistoryLength, FoldedLength: MaxHistoryLength, MaxActors: 64}
 	pad := strings.Repeat("x", 230)
 	id := func(a, i int) string { return fmt.Sprintf("%s-%02d-%05d", pad, a, i) }

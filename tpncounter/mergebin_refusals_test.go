@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -76,9 +77,7 @@ func timedRetiredBody(n int) []byte {
 // 131073 entries, limit 131072"), yet the decoder accepts it, because the
 // body header's cap is raised for version 4 whether or not a base follows.
 func TestV4EntriesPastCapWithoutBase(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	ok := timedRetiredBody(131072)
 	var g tpncounter.GCounter
 	if err := g.UnmarshalBinary(ok); err != nil {
@@ -186,9 +185,7 @@ func retiredHalf(b []byte, prefix string, n int) []byte {
 // 131072 entries fails with too_large and changes neither half (SPEC.md
 // 6.6: all or nothing).
 func TestMergeFailsInSecondHalfAtomically(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	env := []byte("\x93\xaatpncounter\x04\x92")
 	recv := append(bytes.Clone(env), 0x91, 0x96, 0xa1, 'p', 1, 0, 0, 0x91, 0x92, 0xa1, 'x', 5, 0x90)
 	recv = retiredHalf(recv, "a", 131071)

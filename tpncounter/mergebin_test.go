@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/internal/wire"
 	"github.com/counterkit/counterkit/proptest"
 )
@@ -24,9 +25,7 @@ import (
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./tpncounter -run TestEncodingCacheAndMergeBinary
 func TestEncodingCacheAndMergeBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	r := rand.New(rand.NewPCG(uint64(seed), 0))
@@ -143,9 +142,7 @@ func newT(t *testing.T, o Options) *Counter {
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./tpncounter -run TestMergeBinaryShifts
 func TestMergeBinaryShifts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	merges, shifted, err := runShiftSchedules(seed, proptest.Scale(40))

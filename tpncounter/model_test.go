@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 )
 
@@ -612,9 +613,7 @@ var rvHashes = []func(crdt.TxnID) uint64{
 }
 
 func TestModelRandom(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	defer func() { forcedHash = nil }()
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
@@ -654,9 +653,7 @@ func TestModelRandom(t *testing.T) {
 // more entries than maxEntries, lowered to 5 here) with big amounts, whose
 // merged values pass int64, checking the index and the exact value after every step.
 func TestModelGCounterMergeUndo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	defer func(m int) { forcedHash, maxEntries = nil, m }(maxEntries)
 	maxEntries = 5
 	seed := proptest.Seed()
@@ -760,9 +757,7 @@ func TestModelGCounterMergeUndo(t *testing.T) {
 // checked at every stage, with real hashes and with every id's hash forced
 // into three values (COUNTERKIT_CASES adds five tags spread by a real hash).
 func TestModelBigRing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	defer func() { forcedHash = nil }()
 	hashes := rvHashes[:1]
 	if os.Getenv(proptest.EnvCases) != "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 )
 
@@ -165,9 +166,7 @@ func TestRetire(t *testing.T) {
 // not avoid; the simulation checks exactly-once where Retire's assumption
 // holds.
 func TestLawsWithRetirement(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	cfg := proptest.DefaultOptions()
 	cfg.Cases = proptest.Scale(300)
 	m := withAnyValue(counterModel(2))

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 )
 
@@ -769,9 +770,7 @@ func simParameters(t *testing.T, cases int) *gopter.TestParameters {
 }
 
 func TestSimulationExactlyOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	params := simParameters(t, simCount())
 	props := gopter.NewProperties(params)
 	var st simStats
@@ -828,9 +827,7 @@ func TestSimulationExactlyOnce(t *testing.T) {
 // after the window, with timed transactions: every late resend is either
 // recognised or refused with crdt.ErrOutsideWindow, never counted again.
 func TestSimulationTimedNeverCountsTwice(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	params := simParameters(t, simCount())
 	props := gopter.NewProperties(params)
 	var st simStats

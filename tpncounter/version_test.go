@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -266,9 +267,7 @@ func v1Edge(tag crdt.TypeTag, n, last int) []byte {
 // above it (refused: too_large) and exactly at it (accepted, and written
 // back).
 func TestDecodeV1TooLargeToReencode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	const max = crdt.DefaultMaxEncodedSize
 	for _, c := range []struct {
 		tag    crdt.TypeTag

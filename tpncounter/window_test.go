@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 // TestWindowHoldsWithDeferredIDs: ids that actor A keeps in its folded
@@ -99,9 +100,7 @@ func TestNilValues(t *testing.T) {
 // refuses with crdt.ErrTooLarge and changes nothing, rather than forget a
 // newer id early; Stats.Deferred shows the build-up.
 func TestDeferredIDsAreBoundedByAnError(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	opts := Options{HistoryLength: 10, FoldedLength: 10}
 	a, err := New(opts)
 	require.NoError(t, err)

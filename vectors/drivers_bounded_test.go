@@ -31,6 +31,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 // dvBState is a decoded bounded counter (SPEC.md 13.4) as a put or a
@@ -1541,9 +1542,7 @@ var dvbWrongExpectations = []struct {
 // bounded driver vector fails its replay. The bounded driver starts no
 // goroutine: the race pass (-short) leaves it to the full pass.
 func TestDriverBoundedCatchesWrongExpectations(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	raw, err := os.ReadFile(filepath.Join(vectorDir, "driver_bounded.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 // specErrorKinds returns the first column of SPEC.md 2.3's table of error
@@ -89,9 +91,7 @@ func errorKindProblems(spec, readme string, files map[string]string) []string {
 // variants. It runs on one goroutine: the race pass (-short) leaves it to
 // the full pass.
 func TestVectorReadmeErrorKinds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	spec, err := os.ReadFile(filepath.Join(repoRoot, "SPEC.md"))
 	require.NoError(t, err)
 	readme, err := os.ReadFile(filepath.Join(vectorDir, "README.md"))

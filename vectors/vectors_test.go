@@ -37,6 +37,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 var update = flag.Bool("update", false, "regenerate testdata/vectors/*.json from the code (review the diff before committing)")
@@ -79,9 +81,7 @@ func allVectorFiles() []string {
 }
 
 func TestVectors(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for _, name := range allVectorFiles() {
 		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
 			path := filepath.Join(vectorDir, name)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/conformance"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/store/storetest"
@@ -39,7 +40,7 @@ var sequentialKitChecks = []string{"limits", "value-size"}
 // thing, so the skip comes before any store call.
 func skipSequentialKitCheck(t testing.TB) {
 	if testing.Short() && slices.Contains(sequentialKitChecks, path.Base(t.Name())) {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+		t.Skip(testsize.SequentialReason)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -51,9 +52,7 @@ func (md *model) rows(partition string) []store.Row {
 // bytes add up, and garbage is compacted once it is most of them. It runs
 // on one goroutine: the race pass (-short) leaves it to the full pass.
 func TestPartitionsAgainstModel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	for seed := range uint64(10) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 99))

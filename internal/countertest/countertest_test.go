@@ -15,6 +15,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/internal/countertest"
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 // variant is gcounter's Counter with one fault, named by mode ("" for
@@ -136,9 +137,7 @@ func TestVariant(t *testing.T) {
 // Each check passes gcounter's Counter and fails on a variant with the
 // fault it exists to find.
 func TestChecksCatchBrokenVariants(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
+	testsize.SkipSequential(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	for _, c := range []struct{ check, mode, want string }{

@@ -14,6 +14,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/statestore/statestoretest"
 	"github.com/counterkit/counterkit/store"
 )
@@ -83,7 +84,7 @@ var _ store.Siblings = (*rows)(nil)
 func TestPerActorRowsPass(t *testing.T) {
 	statestoretest.Run(t, func(t *testing.T) store.Siblings {
 		if testing.Short() && strings.HasSuffix(t.Name(), "/ReportsBadSiblings") {
-			t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+			t.Skip(testsize.SequentialReason)
 		}
 		return &rows{}
 	})

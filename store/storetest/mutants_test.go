@@ -11,6 +11,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -51,7 +52,7 @@ func runChecks[S any](t *testing.T, checks []check[S], mk func() S, mustFail ...
 // one goroutine, and the full pass runs them without -race.
 func skipSequentialMutant(t *testing.T, mustFail []string) {
 	if testing.Short() && !slices.ContainsFunc(mustFail, func(n string) bool { return slices.Contains(concurrentChecks, n) }) {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+		t.Skip(testsize.SequentialReason)
 	}
 }
 
