@@ -535,6 +535,7 @@ type op struct {
 	err      error
 	finished bool
 	wake     chan struct{}
+	hold     bool // a turn with no commit (group.hold): batches stop before it
 }
 
 type group struct {
@@ -558,7 +559,7 @@ func (g *group) run(d *DB, o *op) error {
 		g.leading = true
 	}
 	n, bytes := 0, 0
-	for n < len(g.queue) && n < maxGroupOps && (n == 0 || bytes+g.queue[n].size <= maxGroupBytes) {
+	for n < len(g.queue) && n < maxGroupOps && (n == 0 || !g.queue[n].hold && bytes+g.queue[n].size <= maxGroupBytes) {
 		bytes += g.queue[n].size
 		n++
 	}
@@ -582,6 +583,35 @@ func (g *group) run(d *DB, o *op) error {
 	}
 	g.mu.Unlock()
 	return o.err
+}
+
+// hold runs fn while no commit runs. It takes its turn in the queue as a
+// leader does, so writers cannot starve it, and writers that arrive while
+// fn runs queue behind it.
+func (g *group) hold(fn func()) {
+	o := &op{wake: make(chan struct{}), hold: true}
+	g.mu.Lock()
+	if g.leading {
+		g.queue = append(g.queue, o)
+		g.mu.Unlock()
+		<-o.wake // o is at the head of the queue: its turn
+		g.mu.Lock()
+		g.queue = g.queue[1:]
+	} else {
+		g.leading = true
+	}
+	g.mu.Unlock()
+
+	defer func() {
+		g.mu.Lock()
+		if len(g.queue) > 0 {
+			close(g.queue[0].wake)
+		} else {
+			g.leading = false
+		}
+		g.mu.Unlock()
+	}()
+	fn()
 }
 
 // opFailed carries the index of the op whose function refused.
@@ -696,8 +726,9 @@ func corrupt(what string, key []byte) error {
 // Verify runs Open's check of the whole file (README.md, "Layout and
 // checks") and the checksum or encoding of every stored value and
 // tombstone, on the version one read transaction sees, while writes go on,
-// and both meta pages when no commit runs. It returns an error wrapping
-// crdt.ErrCorruptEncoding naming the first damage found.
+// and both meta pages between two commits. If commits keep overwriting the
+// version it reads, it checks once more with commits held off. It returns
+// an error wrapping crdt.ErrCorruptEncoding naming the first damage found.
 func (d *DB) Verify() error {
 	if d.closed.Load() {
 		return ErrClosed
@@ -721,8 +752,8 @@ func (d *DB) Verify() error {
 		return fmt.Errorf("embedded: verify: %w: %w", crdt.ErrUnavailable, err)
 	}
 	defer f.Close()
-	for attempt := 0; ; attempt++ {
-		err := d.view(func(tx *bolt.Tx) error {
+	check := func() error {
+		return d.view(func(tx *bolt.Tx) error {
 			walk, err := checkMapped(f, tx.Size(), uint64(tx.ID()))
 			if err == nil && d.version >= 2 {
 				err = walk.compareDigests(d.version)
@@ -732,8 +763,16 @@ func (d *DB) Verify() error {
 			}
 			return err
 		})
+	}
+	for attempt := 0; ; attempt++ {
+		var err error
+		if attempt < verifyTries {
+			err = check()
+		} else {
+			d.group.hold(func() { err = check() })
+		}
 		switch {
-		case errors.Is(err, errRetry) && attempt < 10:
+		case errors.Is(err, errRetry) && attempt < verifyTries:
 			continue // writers overwrote the transaction's meta page first
 		case errors.Is(err, errRetry):
 			return fmt.Errorf("embedded: verify: %w: %w", crdt.ErrUnavailable, err)
@@ -746,17 +785,18 @@ func (d *DB) Verify() error {
 	}
 }
 
+// verifyTries is how many times Verify checks while writes go on before
+// it checks with commits held off: each try fails only if two commits land
+// during it.
+const verifyTries = 10
+
 // checkMetaPages checks both meta pages as Open does, between two commits:
 // reads use one, and damage to the other would make the next Open refuse
-// the file. While a commit runs it writes one of them: nothing is checked.
-func (d *DB) checkMetaPages(f *os.File) error {
-	d.group.mu.Lock() // no commit starts while it is held
-	defer d.group.mu.Unlock()
-	if d.group.leading {
-		return nil
-	}
+// the file.
+func (d *DB) checkMetaPages(f *os.File) (err error) {
 	head := make([]byte, 2*maxPageSize)
-	n, err := f.ReadAt(head, 0)
+	n := 0
+	d.group.hold(func() { n, err = f.ReadAt(head, 0) })
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("embedded: verify: %w: %w", crdt.ErrUnavailable, err)
 	}
