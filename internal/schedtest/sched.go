@@ -363,10 +363,12 @@ func Faults(full bool) []Fault {
 }
 
 // Explore runs once under every schedule, depth first, or, with a budget,
-// under budget schedules drawn from proptest.Seed (logged, so that
-// COUNTERKIT_SEED replays them); under -short at most 2,000, and with
-// COUNTERKIT_EXHAUSTIVE set every schedule. once returns a failure, or
-// "". It returns how many schedules ran.
+// under at most budget schedules: a tree of at most budget/4 schedules is
+// run whole, a larger one under budget schedules, the first budget/4 depth
+// first and the rest drawn from proptest.Seed (logged, so that
+// COUNTERKIT_SEED replays them). Under -short the budget is at most 2,000,
+// and with COUNTERKIT_EXHAUSTIVE set every schedule runs. once returns a
+// failure, or "". It returns how many schedules ran.
 func Explore(t testing.TB, budget int, once func(*Sched) string) (schedules int) {
 	t.Helper()
 	sched := &Sched{}
@@ -376,18 +378,23 @@ func Explore(t testing.TB, budget int, once func(*Sched) string) (schedules int)
 	if os.Getenv("COUNTERKIT_EXHAUSTIVE") != "" {
 		budget = 0
 	}
-	if budget > 0 {
-		seed := proptest.Seed()
-		t.Logf("%d random schedules, seed %d (COUNTERKIT_SEED=%d replays them)", budget, seed, seed)
-		sched.RNG = rand.New(rand.NewPCG(uint64(seed), 0))
-	}
+	whole := budget / 4 // depth first: the whole tree if it is this small
 	for {
 		if msg := once(sched); msg != "" {
-			t.Fatalf("schedule %d (choices %v): %s", schedules, sched.Choices, msg)
+			t.Fatalf("schedule %d (choices %v, seed in the log if drawn): %s", schedules, sched.Choices, msg)
 		}
 		schedules++
-		if budget > 0 && schedules >= budget || !sched.Next() {
+		if budget > 0 && schedules >= budget {
 			return schedules
+		}
+		if sched.RNG == nil && !sched.Next() {
+			return schedules
+		}
+		if budget > 0 && schedules == whole && sched.RNG == nil {
+			seed := proptest.Seed()
+			t.Logf("more than %d schedules: %d more drawn at random, seed %d (COUNTERKIT_SEED=%d replays them)", whole, budget-whole, seed, seed)
+			sched.RNG = rand.New(rand.NewPCG(uint64(seed), 0))
+			sched.Next()
 		}
 	}
 }
