@@ -36,6 +36,8 @@ func TestGroupHoldTakesItsTurn(t *testing.T) {
 				return
 			}
 			if time.Now().After(deadline) {
+				mu.Lock()
+				defer mu.Unlock()
 				t.Fatalf("%d calls queued, want %d (order so far %v)", l, n, order)
 			}
 			runtime.Gosched()
