@@ -264,9 +264,6 @@ func (w *rsWorld) step() {
 		case 1:
 			k = 9
 		}
-		if os.Getenv("RZ_ONEAMOUNT") != "" {
-			k = 1
-		}
 		w.trace = append(w.trace, fmt.Sprintf("A%d(%s,%d,%v)", i, txn, k, f))
 		w.apply(i, txn, k, f)
 	case r < 55:
