@@ -143,30 +143,36 @@ func decodeMem(t testing.TB, data []byte, maxActors int, decode func(*GCounter, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	heap := func() uint64 {
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	// The sampler allocates nothing once started: TotalAlloc counts the
+	// whole process, and a sampler that allocated on each tick would add
+	// its own bytes to the decode's, the more the slower the machine.
+	heap := func(s []metrics.Sample) uint64 {
 		metrics.Read(s)
 		return s[0].Value.Uint64()
 	}
+	sample := func() []metrics.Sample { return []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}} }
+	own, sampled := sample(), sample()
+	tick := time.NewTicker(100 * time.Microsecond)
+	defer tick.Stop()
+	stop, done := make(chan struct{}), make(chan uint64)
 	var before, after runtime.MemStats
 	runtime.GC()
-	runtime.ReadMemStats(&before)
-	base := heap()
-	stop, done := make(chan struct{}), make(chan uint64)
+	base := heap(own)
 	go func() {
 		var max uint64
 		for {
-			if h := heap(); h > max {
+			if h := heap(sampled); h > max {
 				max = h
 			}
 			select {
 			case <-stop:
 				done <- max
 				return
-			case <-time.After(100 * time.Microsecond):
+			case <-tick.C:
 			}
 		}
 	}()
+	runtime.ReadMemStats(&before)
 	err = decode(g, data)
 	runtime.ReadMemStats(&after)
 	close(stop)
@@ -178,7 +184,7 @@ func decodeMem(t testing.TB, data []byte, maxActors int, decode func(*GCounter, 
 	}
 	total = after.TotalAlloc - before.TotalAlloc
 	runtime.GC()
-	if h := heap(); h > base {
+	if h := heap(own); h > base {
 		live = h - base
 	}
 	runtime.KeepAlive(g)
