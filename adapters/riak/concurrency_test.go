@@ -151,10 +151,13 @@ func concurrentLedger(t *testing.T, tg target, viaProxy bool) {
 		go func(a int) {
 			defer wg.Done()
 			for _, tx := range work[a] {
-				n := untilStored(t, func() error {
+				n, ok := untilStored(t, func() error {
 					_, err := ledgers[a].Update(ctx, tx.id, tx.amount)
 					return err
 				})
+				if !ok {
+					return
+				}
 				mu.Lock()
 				appRetries += n
 				mu.Unlock()

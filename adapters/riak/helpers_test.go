@@ -79,14 +79,14 @@ func newClusterTimeout(t testing.TB, addr string, requestTimeout time.Duration) 
 	return cl
 }
 
-// stopCluster stops cl once a ping has gone through (a second at most). A
+// stopCluster stops cl once a ping has gone through (30 seconds at most). A
 // request that failed on a closed connection leaves the driver checking the
 // node's health in a goroutine, and riak-go-client v1.7.0's Stop races with
 // it (Node.stop's state writes against an unlocked read in
 // ensureHealthCheckCanContinue); a ping succeeds only once that check has
 // ended, setting the node running under its lock.
 func stopCluster(cl *riakc.Cluster) {
-	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		if cl.Execute(&riakc.PingCommand{}) == nil {
 			break
 		}

@@ -78,18 +78,23 @@ func randomFaultFunc(seed int64, putP, getP float64) (func(op riaktest.Op, key s
 }
 
 // untilStored repeats op while it fails with an error that says "try
-// again" (ambiguous or unavailable), as an application would.
-func untilStored(t *testing.T, op func() error) (retries int) {
+// again" (ambiguous or unavailable), as an application would, for up to a
+// minute. Callers run it in worker goroutines: it reports a failure with
+// t.Errorf and returns false.
+func untilStored(t *testing.T, op func() error) (retries int, ok bool) {
 	t.Helper()
-	for i := 0; ; i++ {
+	for end := time.Now().Add(time.Minute); ; retries++ {
 		err := op()
-		if err == nil {
-			return i
+		switch {
+		case err == nil:
+			return retries, true
+		case !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable):
+			t.Errorf("not a try-again error: %v", err)
+			return retries, false
+		case time.Now().After(end):
+			t.Errorf("gave up after %d retries: %v", retries, err)
+			return retries, false
 		}
-		if !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
-			require.NoError(t, err)
-		}
-		require.Less(t, i, 100, "gave up: %v", err)
 		time.Sleep(10 * time.Millisecond)
 	}
 }
@@ -170,10 +175,12 @@ func TestStatestoreConcurrentActors(t *testing.T) {
 					return
 				}
 				totals[a] += n
-				untilStored(t, func() error {
+				if _, ok := untilStored(t, func() error {
 					_, err := statestore.Update(ctx, s, key, actor, func(c *gcounter.Counter) error { return c.Merge(local) })
 					return err
-				})
+				}); !ok {
+					return
+				}
 			}
 		}(a)
 	}

@@ -327,10 +327,13 @@ func TestDeleteWithVClock(t *testing.T) {
 // kept for delete_mode. A plain fetch says "not found" (no vclock), so a
 // put after it becomes a sibling of the tombstone; a fetch with
 // deletedvclock returns the tombstone's vclock, and a put with it replaces
-// the tombstone. After delete_mode the object is reaped.
+// the tombstone. After delete_mode the object is reaped. The node's clock
+// stands still until the test moves it, so no pause of a loaded machine
+// reaps a tombstone early.
 func TestTombstoneKeptForDeleteMode(t *testing.T) {
 	const deleteMode = 300 * time.Millisecond
-	srv := startDVV(t, riaktest.Options{DeleteMode: deleteMode})
+	c := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	srv := startDVV(t, riaktest.Options{DeleteMode: deleteMode, Clock: c.Now})
 	cl := client(t, srv)
 	fetchDeleted := func(key string) *riakc.FetchValueResponse {
 		cmd, err := riakc.NewFetchValueCommandBuilder().WithBucketType(dvvType).WithBucket(bucket).
@@ -366,7 +369,10 @@ func TestTombstoneKeptForDeleteMode(t *testing.T) {
 	deleteAll("reaped")
 	n, _ = srv.Siblings(dvvType, bucket, "reaped")
 	require.Equal(t, 1, n, "the tombstone is kept")
-	time.Sleep(deleteMode + 50*time.Millisecond)
+	c.Set(c.Now().Add(deleteMode - 1))
+	n, _ = srv.Siblings(dvvType, bucket, "reaped")
+	require.Equal(t, 1, n, "the tombstone is kept until delete_mode is over")
+	c.Set(c.Now().Add(1))
 	n, _ = srv.Siblings(dvvType, bucket, "reaped")
 	require.Zero(t, n, "and reaped after delete_mode")
 	require.True(t, fetchDeleted("reaped").IsNotFound)
