@@ -363,15 +363,28 @@ func TestTieRule(t *testing.T) {
 // A write whose client timeout expires while the server waits out
 // Options.Latency was applied, and the adapter reports it ambiguous.
 func TestLatencyAmbiguousWrite(t *testing.T) {
-	_, db := openDB(t, cassandratest.Options{Latency: 200 * time.Millisecond}, cassandra.Options{})
+	const latency = time.Second
+	srv, db := openDB(t, cassandratest.Options{Latency: latency}, cassandra.Options{})
 	p := db.Partitions()
 	ctx := context.Background()
 	// Prepared without a deadline first: PREPARE is not delayed, but the
 	// first EXECUTE is.
 	require.NoError(t, p.Apply(ctx, []store.Mutation{{Partition: "w", Op: store.OpPut, Key: []byte("a"), Value: []byte("1"), Timestamp: 1}}))
-	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	defer cancel()
-	err := p.Apply(short, []store.Mutation{{Partition: "w", Op: store.OpPut, Key: []byte("b"), Value: []byte("2"), Timestamp: 1}})
+	// The timeout must expire after the request reached the server: on a
+	// loaded machine the client may not send it inside 50 ms, so a try
+	// the server never saw is made again with twice the timeout.
+	var err error
+	for timeout := 50 * time.Millisecond; ; timeout *= 2 {
+		require.Less(t, timeout, latency, "the write never reached the server before the client's timeout")
+		sent := srv.Stats().Executes
+		short, cancel := context.WithTimeout(ctx, timeout)
+		err = p.Apply(short, []store.Mutation{{Partition: "w", Op: store.OpPut, Key: []byte("b"), Value: []byte("2"), Timestamp: 1}})
+		cancel()
+		if srv.Stats().Executes > sent {
+			break
+		}
+		t.Logf("not sent inside %s: %v", timeout, err)
+	}
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
 	require.True(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
 	rows, err := p.Snapshot(ctx, "w", 10, store.ReadComplete)
