@@ -841,7 +841,10 @@ func TestDamageHarnessSeesCrashAndHang(t *testing.T) {
 		{Class: "harness", Name: "hang", Odd: "harness: hang", Truncate: -1},
 		{Class: "harness", Name: "undamaged again", Truncate: -1},
 	}
-	res := runDamage(t, orig, copies, false, 3*time.Second)
+	// The hang is found when a copy takes the timeout: long enough that a
+	// child slowed by -race and the parallel damage tests still opens an
+	// undamaged copy inside it (the hang costs the whole timeout).
+	res := runDamage(t, orig, copies, false, 10*time.Second)
 	want := []string{"crash", "intact", "hang", "intact"}
 	for i := range want {
 		if res[i].outcome != want[i] {
