@@ -18,7 +18,10 @@ func session(t testing.TB, srv *cassandratest.Server, keyspace string, configure
 	c := gocql.NewCluster(srv.Addr())
 	c.Keyspace = keyspace
 	c.Consistency = gocql.Quorum
-	c.Timeout, c.ConnectTimeout = 10*time.Second, 10*time.Second
+	// A minute: under -race on a loaded machine, writing a test's 17 or 18
+	// MiB batch to the double took more than 10 s (the driver's write
+	// timeout is Timeout). Tests of timeouts set their own deadlines.
+	c.Timeout, c.ConnectTimeout = time.Minute, 10*time.Second
 	c.WriteCoalesceWaitTime = 0
 	for _, f := range configure {
 		f(c)
