@@ -26,6 +26,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 )
@@ -372,6 +373,7 @@ func manyPartitions(t testing.TB, db *embedded.DB, prefix string, n int) {
 // directory it made, and leave the original as it was; once the context
 // stays live, the copy is written.
 func TestAdvCompactCancelled(t *testing.T) {
+	testsize.SkipSequential(t)
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "store")
 	db, err := embedded.Open(dir, embedded.Options{})
@@ -784,6 +786,7 @@ func TestAdvKeysMany(t *testing.T) {
 // Keys and ReadStats do not read values into memory: on a store of 24
 // values of 1 MiB each they allocate less than 2 MiB.
 func TestAdvKeysLargeValues(t *testing.T) {
+	testsize.SkipSequential(t)
 	// Not parallel: it bounds the process's allocations while it reads,
 	// which tests running beside it would add to.
 	db, dir := openTemp(t, embedded.Options{})
@@ -1001,6 +1004,7 @@ func TestAdvCompactReadBack(t *testing.T) {
 // is refused by all three, and none of them changes the damaged directory
 // or leaves anything at Compact's target.
 func TestAdvInspectDamageChangesNothing(t *testing.T) {
+	testsize.SkipSequential(t)
 	t.Parallel()
 	orig, b := fixtureFile(t)
 	want, err := embedded.Keys(context.Background(), filepath.Dir(orig))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 // TestFormat1LeafCountLowered: a format 1 file (0.1.0, no digests)
@@ -99,6 +100,7 @@ func format1Fixture(t *testing.T) (dir, path string, b []byte) {
 // read-only one, Keys and ReadStats, which once read such a file without
 // the checks and returned a partition short of a row.
 func TestFormat1KeyByteFlip(t *testing.T) {
+	testsize.SkipSequential(t)
 	t.Parallel()
 	dir, orig, b := format1Fixture(t)
 	work := t.TempDir()

@@ -10,6 +10,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store"
 )
@@ -21,6 +22,7 @@ import (
 // (empty, stored, not stored, between two keys, longer than every key)
 // and limit, paging alike from each.
 func TestSiblingsKeysAsMemory(t *testing.T) {
+	testsize.SkipSequential(t)
 	ctx := context.Background()
 	db, _ := openTemp(t, embedded.Options{})
 	emb, mem := db.Siblings(), memory.NewSiblings()
