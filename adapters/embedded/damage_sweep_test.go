@@ -380,13 +380,13 @@ func TestDamageSweep(t *testing.T) {
 }
 
 // sweepMax is how many copies TestDamageSweep checks: a sample of
-// 150 under -short, COUNTERKIT_CASES if set, else 1,500.
+// 50 under -short, COUNTERKIT_CASES if set, else 1,500.
 func sweepMax() int {
 	if n, err := strconv.Atoi(os.Getenv("COUNTERKIT_CASES")); err == nil && n > 0 {
 		return n
 	}
 	if testing.Short() {
-		return 150
+		return 50
 	}
 	return 1500
 }

@@ -730,7 +730,9 @@ func fixtureFile(t *testing.T) (string, []byte) {
 }
 
 // TestDamage is the damage suite: every copy must be intact or reported,
-// never wrong, never a crash or a hang.
+// never wrong, never a crash or a hang. Every kind of copy runs; the
+// random flips are 600 (COUNTERKIT_CASES scales them), 100 in the race
+// pass (-short) unless COUNTERKIT_CASES is set.
 func TestDamage(t *testing.T) {
 	t.Parallel()
 	// The engine picks free pages in map order, so two fixtures differ in
@@ -755,7 +757,11 @@ func TestDamage(t *testing.T) {
 	}
 	l := layoutOf(t, b)
 	rng, seed := seeded(t)
-	copies := allDamage(l, rng, proptest.Scale(600))
+	flips := proptest.Scale(600)
+	if testing.Short() && proptest.Scale(1) == 1 {
+		flips = 100
+	}
+	copies := allDamage(l, rng, flips)
 	t.Logf("fixture: %d bytes, page size %d, high-water mark %d pages, %d leaf and branch pages", len(b), l.ps, l.hwm, len(l.pages))
 	res := runDamage(t, orig, copies, false, damageTimeout)
 	bad, _ := tallyDamage(t, copies, res)

@@ -610,12 +610,19 @@ func checkInspect(dir string, want []embedded.KeyInfo, allowUnavailable bool) (s
 // TestInspectDamage runs the damage suite's copies through Keys, ReadStats
 // and Compact, each copy in a child process: every copy must list the
 // fixture's keys or be reported, never list wrong keys, crash or hang.
+// Every kind of copy runs; the random flips are 100 (COUNTERKIT_CASES
+// scales them), 25 in the race pass (-short) unless COUNTERKIT_CASES is
+// set.
 func TestInspectDamage(t *testing.T) {
 	t.Parallel()
 	orig, b := fixtureFile(t)
 	l := layoutOf(t, b)
 	rng, _ := seeded(t)
-	copies := allDamage(l, rng, proptest.Scale(100))
+	flips := proptest.Scale(100)
+	if testing.Short() && proptest.Scale(1) == 1 {
+		flips = 25
+	}
+	copies := allDamage(l, rng, flips)
 	res := runDamagePlan(t, damagePlan{Orig: orig, Inspect: true, Copies: copies}, damageTimeout)
 	bad, counts := tallyDamage(t, copies, res)
 	for i, s := range bad {
