@@ -509,6 +509,7 @@ func integrationTombstoneOverwhelming(t *testing.T, tg *target) {
 	if tg.double {
 		t.Skip("cassandratest.Server does not play tombstone_failure_threshold (its package doc)")
 	}
+	sequentialOnModel(t, tg)
 	db := tg.newDB(t, Options{})
 	p := db.Partitions()
 	ctx := context.Background()
@@ -549,6 +550,7 @@ func integrationRangeTombstonesSeenOnce(t *testing.T, tg *target) {
 	if tg.double {
 		t.Skip("cassandratest.Server does not play tombstone_failure_threshold (its package doc)")
 	}
+	sequentialOnModel(t, tg)
 	db := tg.newDB(t, Options{})
 	p := db.Partitions()
 	ctx := context.Background()

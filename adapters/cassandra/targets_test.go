@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/testsize"
 )
 
 // target is one place a body runs: the model (model set) or a cluster
@@ -83,6 +84,17 @@ func (tg *target) newDB(t testing.TB, opts Options) *DB {
 	require.NoError(t, err)
 	tg.model.attach(db)
 	return db
+}
+
+// sequentialOnModel skips a body's model subtest under -short (the race
+// pass), for a body that runs on one goroutine there: it starts none, and
+// neither the model nor the adapter code it drives (Partitions' Apply and
+// Snapshot) does. The plain pass runs it; on a server it runs in both.
+func sequentialOnModel(t *testing.T, tg *target) {
+	t.Helper()
+	if !tg.Server() {
+		testsize.SkipSequential(t)
+	}
 }
 
 // freshDB returns a DB with opts on two tables created for this test alone
