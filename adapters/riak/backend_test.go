@@ -66,12 +66,16 @@ var backends = []backend{
 }
 
 // eachBackend runs fn as a subtest per backend; the real-Riak subtest
-// skips without RIAK_ADDR.
+// skips without RIAK_ADDR, the double ones under a TestRealRiakPath test
+// (realPathOnly).
 func eachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			if b.name == "riak" && os.Getenv(EnvRiakAddr) == "" {
 				t.Skipf("%s is not set: no real Riak to test against (the FakeServer subtest covers the adapter in CI)", EnvRiakAddr)
+			}
+			if b.name != "riak" {
+				skipDoubleInRealPath(t)
 			}
 			fn(t, b)
 		})

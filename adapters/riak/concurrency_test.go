@@ -76,6 +76,7 @@ func TestConcurrentLedger(t *testing.T) {
 		concurrentLedger(t, tg, tg.srv == nil)
 	})
 	t.Run("fake-via-proxy", func(t *testing.T) {
+		skipDoubleInRealPath(t)
 		concurrentLedger(t, fakeBackend.open(t), true)
 	})
 }
