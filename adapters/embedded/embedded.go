@@ -575,14 +575,19 @@ func (g *group) run(d *DB, o *op) error {
 		}
 	}
 
+	g.passOn()
+	return o.err
+}
+
+// passOn ends a turn: the first queued call leads next, or no one does.
+func (g *group) passOn() {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	if len(g.queue) > 0 {
 		close(g.queue[0].wake)
 	} else {
 		g.leading = false
 	}
-	g.mu.Unlock()
-	return o.err
 }
 
 // hold runs fn while no commit runs. It takes its turn in the queue as a
@@ -601,16 +606,7 @@ func (g *group) hold(fn func()) {
 		g.leading = true
 	}
 	g.mu.Unlock()
-
-	defer func() {
-		g.mu.Lock()
-		if len(g.queue) > 0 {
-			close(g.queue[0].wake)
-		} else {
-			g.leading = false
-		}
-		g.mu.Unlock()
-	}()
+	defer g.passOn()
 	fn()
 }
 
