@@ -387,7 +387,7 @@ func Explore(t testing.TB, budget int, once func(*Sched) string) (schedules int)
 		if budget > 0 && schedules >= budget {
 			return schedules
 		}
-		if sched.RNG == nil && !sched.Next() {
+		if !sched.Next() {
 			return schedules
 		}
 		if budget > 0 && schedules == whole && sched.RNG == nil {

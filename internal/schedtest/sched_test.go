@@ -15,6 +15,9 @@ func tree(depth, width int) (func(*Sched) string, map[string]int) {
 			path += fmt.Sprint(s.Pick(width))
 		}
 		seen[path]++
+		if len(s.Choices) != depth {
+			return fmt.Sprintf("the schedule's choices %v are not its %d decisions", s.Choices, depth)
+		}
 		return ""
 	}, seen
 }
