@@ -253,7 +253,10 @@ func faultTapes(faults []faulty.Fault, depth, maxFaults int) [][]faulty.Fault {
 // applied again and none is lost. Counted-twice outcomes are tallied (they
 // may be stated limits). COUNTERKIT_CASES above 1: two faults over the
 // first 16 calls and three over the first 13, with Unclassified and
-// StaleBy(2) too (minutes).
+// StaleBy(2) too (minutes). COUNTERKIT_ENUM_DEPTH and
+// COUNTERKIT_ENUM_FAULTS run one size instead (16 calls, two faults, for
+// the one not set); COUNTERKIT_ENUM_SHOW logs the first two schedules of
+// each script that count a transaction twice.
 func TestRecordsEnumerated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("enumeration")
@@ -278,12 +281,12 @@ func TestRecordsEnumerated(t *testing.T) {
 	if more {
 		sizes = [][2]int{{16, 2}, {13, 3}} // 13, 3: 1,428,168 schedules, about 3 minutes
 	}
-	if os.Getenv("ENUM_FAULTS") != "" || os.Getenv("ENUM_DEPTH") != "" {
+	if os.Getenv("COUNTERKIT_ENUM_FAULTS") != "" || os.Getenv("COUNTERKIT_ENUM_DEPTH") != "" {
 		depth, maxFaults := 16, 2
-		if s := os.Getenv("ENUM_FAULTS"); s != "" {
+		if s := os.Getenv("COUNTERKIT_ENUM_FAULTS"); s != "" {
 			fmt.Sscan(s, &maxFaults)
 		}
-		if s := os.Getenv("ENUM_DEPTH"); s != "" {
+		if s := os.Getenv("COUNTERKIT_ENUM_DEPTH"); s != "" {
 			fmt.Sscan(s, &depth)
 		}
 		sizes = [][2]int{{depth, maxFaults}}
@@ -309,7 +312,7 @@ func TestRecordsEnumerated(t *testing.T) {
 				r := runEnum(script, tape, recordFaults, n%2 == 0, accounts, 1)
 				if len(r.doubled) > 0 {
 					doubles++
-					if os.Getenv("ENUM_SHOW") != "" && doubles <= 2 {
+					if os.Getenv("COUNTERKIT_ENUM_SHOW") != "" && doubles <= 2 {
 						t.Logf("DOUBLE %s tape %v:\n%s", name, tape, strings.Join(r.log, "\n"))
 					}
 				}
@@ -325,8 +328,8 @@ func TestRecordsEnumerated(t *testing.T) {
 
 // TestRecordsInterleavingsEnumerated runs, for each script of account 0 and
 // each retry on account 1, the retry inside account 0's call just before
-// each of its store calls, with up to one fault (ENUM_FAULTS) on the
-// first 10 calls, and checks what TestRecordsEnumerated checks.
+// each of its store calls, with up to one fault (or
+// COUNTERKIT_ENUM_FAULTS) on the first 10 calls, and checks what TestRecordsEnumerated checks.
 // COUNTERKIT_CASES above 1: up to two faults on the first 14 calls.
 func TestRecordsInterleavingsEnumerated(t *testing.T) {
 	if testing.Short() {
@@ -344,7 +347,7 @@ func TestRecordsInterleavingsEnumerated(t *testing.T) {
 	if proptest.Scale(1) > 1 { // COUNTERKIT_CASES above 1
 		maxFaults, depth = 2, 14
 	}
-	if s := os.Getenv("ENUM_FAULTS"); s != "" {
+	if s := os.Getenv("COUNTERKIT_ENUM_FAULTS"); s != "" {
 		fmt.Sscan(s, &maxFaults)
 	}
 	tapes := faultTapes(faults, depth, maxFaults)

@@ -122,7 +122,8 @@ func TestErrorContractCatchesLandedRefusals(t *testing.T) {
 
 // exploreTallyErrors runs every scenario under every faulty.Trials plan (landed
 // refusals only with landedRefusals) and returns the groups of runs that
-// counted wrong.
+// counted wrong. It logs the first run of each group, or every run with
+// COUNTERKIT_ERRC_ALL set.
 func exploreTallyErrors(t *testing.T, landedRefusals bool) map[string]int {
 	scenarios := map[string][]tcUpd{
 		"A,A,B":       {{"A", 1}, {"A", 10}, {"B", 100}},
@@ -168,7 +169,7 @@ func exploreTallyErrors(t *testing.T, landedRefusals bool) map[string]int {
 					if len(probs) > 0 {
 						key := fmt.Sprintf("%s%s/retries=%d/%s/%s/apply=%v", map[bool]string{true: "SEVERE ", false: "info "}[severe], sname, retries, policy, tr.Kind.Name, tr.Apply)
 						bad[key]++
-						if bad[key] == 1 || os.Getenv("ERRC_ALL") != "" {
+						if bad[key] == 1 || os.Getenv("COUNTERKIT_ERRC_ALL") != "" {
 							t.Logf("%s %v v=%d: %s\n  %s", key, tr, v, strings.Join(probs, "; "), strings.Join(st.Log(), "\n  "))
 						}
 					}
