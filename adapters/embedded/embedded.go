@@ -197,11 +197,17 @@ func Open(dir string, opts Options) (db *DB, err error) {
 		return nil, err
 	}
 	db = &DB{bolt: bdb, path: path, opts: opts, version: FormatVersion, lock: lock}
-	if r.version < FormatVersion && !opts.unchecked {
-		err = db.upgrade(r.version)
-	}
-	if err == nil {
-		err = db.noteOpened()
+	err = db.noteOpened()
+	// The engine's own open commits a transaction, changing no entry, when
+	// the file keeps no freelist (one written with the engine's
+	// NoFreelistSync, or after `bbolt surgery freelist abandon`): the
+	// digest record must then name the file's transaction again, as an
+	// upgrade writes it.
+	moved := db.committed.Load() != r.walk.tx
+	if err == nil && !opts.unchecked && (r.version < FormatVersion || moved) {
+		if err = db.upgrade(r.version); err == nil {
+			err = db.noteOpened()
+		}
 	}
 	if err != nil {
 		bdb.Close()
@@ -239,7 +245,7 @@ func checkError(path string, err error) error {
 
 // upgrade brings a checked file of an older format to FormatVersion: it
 // computes a version 1 file's digests, and writes the digest record again,
-// naming its transaction.
+// naming its transaction (for a file of FormatVersion, only that).
 func (d *DB) upgrade(version int) error {
 	err := d.bolt.Update(func(tx *bolt.Tx) error {
 		if version > 1 {
@@ -270,13 +276,18 @@ func (d *DB) upgrade(version int) error {
 	return err
 }
 
+// boltLockRetry is how long the engine sleeps between tries of a file's
+// lock (its flockRetryTimeout).
+const boltLockRetry = 50 * time.Millisecond
+
 // openBolt opens the engine's file. A file damaged in a way the engine
 // panics or faults on is reported as crdt.ErrCorruptEncoding; the engine
 // then keeps the file open (and locked) until the process exits.
 func openBolt(path string, opts Options, readOnly bool) (db *bolt.DB, err error) {
 	defer onDamage(path, &err)()
 	db, err = bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:      opts.LockTimeout,
+		// The engine gives up one retry interval before its Timeout.
+		Timeout:      opts.LockTimeout + boltLockRetry,
 		FreelistType: bolt.FreelistMapType,
 		ReadOnly:     readOnly,
 	})
