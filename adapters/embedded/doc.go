@@ -27,7 +27,8 @@
 //     file first and changes nothing (crdt.ErrCorruptEncoding,
 //     crdt.ErrMisconfiguredStore, crdt.ErrUnsupportedVersion), every
 //     sibling and row carries a CRC-32C (a tombstone has none: the
-//     buckets' digests vouch for it), DB.Verify checks a live store, and
+//     buckets' digests, sums over each entry's CRC-32C, vouch for it),
+//     DB.Verify checks a live store, and
 //     none of them crashes or hangs (damage that appears while the file is
 //     open: README.md, "Opening, locking and damage"). One exception: a
 //     format 1 file (0.1.0) has no digests, so damage to a tombstone made

@@ -3,6 +3,7 @@
 package embedded_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -44,4 +45,35 @@ func TestOpenWaitsForTheDataFilesLock(t *testing.T) {
 	_, err = embedded.Open(dir, embedded.Options{LockTimeout: time.Millisecond})
 	require.ErrorIs(t, err, embedded.ErrLocked, "the directory's is not")
 	require.NoError(t, db.Close())
+}
+
+// TestDataFileLockWaitsAtLeastDefault: a data file's lock held for good
+// is given up no sooner than DefaultLockTimeout, by Open and by the
+// functions that open a closed store (the engine stops one retry interval
+// short of the timeout it is given: it gave up after 960 ms).
+func TestDataFileLockWaitsAtLeastDefault(t *testing.T) {
+	dir := t.TempDir()
+	db, err := embedded.Open(dir, embedded.Options{})
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	f, err := os.Open(filepath.Join(dir, embedded.FileName))
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+	ctx := context.Background()
+	for name, open := range map[string]func() error{
+		"Open": func() error {
+			_, err := embedded.Open(dir, embedded.Options{LockTimeout: time.Millisecond})
+			return err
+		},
+		"Open 1 s":  func() error { _, err := embedded.Open(dir, embedded.Options{}); return err },
+		"read-only": func() error { _, err := embedded.Open(dir, embedded.Options{ReadOnly: true}); return err },
+		"Keys":      func() error { _, err := embedded.Keys(ctx, dir); return err },
+	} {
+		start := time.Now()
+		err := open()
+		waited := time.Since(start)
+		require.ErrorIs(t, err, embedded.ErrLocked, name)
+		require.GreaterOrEqual(t, waited, embedded.DefaultLockTimeout, "%s gave up the data file's lock early", name)
+	}
 }
