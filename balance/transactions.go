@@ -876,7 +876,8 @@ func (tx *Transactions) lookup(ctx context.Context, account string, id ID, now t
 
 // recordWindows returns the first and last windows a record made at now is
 // written in: every one that [now − FutureSkew, lastRecorded(now)] meets (two or
-// three). A merge whose records are not all acknowledged within MaxMerge
+// three when MaxMerge + 3·FutureSkew is less than RetryWindow, as with the
+// defaults; else up to four). A merge whose records are not all acknowledged within MaxMerge
 // of now stops before its tombstones (ErrSlowMerge), so a call whose
 // clock, within FutureSkew of the merge's, is less than RetryWindow past
 // the acknowledgement finds the record in its own clock's window; so does
