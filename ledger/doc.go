@@ -11,7 +11,8 @@
 // ambiguous_write, after its record was written), is recognised, whatever
 // the number of transactions, writers, restarts and retirements in
 // between. W is Options.RetryWindow, 24 hours by default.
-// After W, a retry the counter still holds is a duplicate; else a timed
+// After W, a retry the counter still holds is a duplicate, and so is a
+// timed one whose time is still inside the window; else a timed
 // transaction (Options.Counter.TxnTime) is refused with
 // crdt.ErrOutsideWindow and an untimed one is applied as new. SPEC.md 6.11
 // also lists what is not promised (concurrent copies, clocks, storage).
@@ -29,7 +30,10 @@
 // Create one Ledger per key and actor when the process starts and reuse it.
 // Others retire incarnations idle for Options.RetireAfter and fold them
 // away Options.RetiredGrace later (SPEC.md 6.10), so occasional restarts
-// and evictions leave nothing behind. In SPEC.md 6.9's words, an account
+// and evictions leave nothing behind (an incarnation that wrote and left
+// is dated by its records; one whose records ExpireAllRecords deleted
+// stays until a ledger has seen it idle that long: SPEC.md 6.9). In
+// SPEC.md 6.9's words, an account
 // "takes at most MaxActors (4096) new incarnations per RetireAfter (1
 // hour)": one more fails with crdt.ErrTooLarge until the oldest has been
 // idle that long; and each retired one stays in every write for

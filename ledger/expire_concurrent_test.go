@@ -21,7 +21,9 @@ import (
 // (pages of 1 to 3, the sweep's clock 58 minutes ahead) run on. The
 // Books retire "old", whose records the sweeps delete meanwhile. Each
 // transaction counts once, every account's key stays, and once every
-// delivery is done a sweep keeps all 36 new records.
+// delivery is done a sweep deletes nothing: it keeps the 36 new records,
+// and those that a retirement of "old" made again for its transactions
+// whose records a sweep had deleted before the retirement read them.
 func TestExpireAllRecordsBesideConcurrentWriters(t *testing.T) {
 	ctx := context.Background()
 	const accounts, old, fresh = 3, 6, 12
@@ -97,7 +99,7 @@ func TestExpireAllRecordsBesideConcurrentWriters(t *testing.T) {
 		t.Fatalf("the sweeps deleted %d records, want the %d old ones", swept.Deleted, accounts*old)
 	}
 	res, err := ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{Clock: func() time.Time { return c.Now().Add(58 * time.Minute) }})
-	if err != nil || res != (ledger.ExpireResult{Kept: accounts * fresh}) {
+	if err != nil || res.Deleted != 0 || res.Empty != 0 || res.Damaged != 0 || res.Kept < accounts*fresh || res.Kept > accounts*(fresh+old) {
 		t.Fatalf("a sweep after the deliveries: %+v %v", res, err)
 	}
 	for a := range accounts {

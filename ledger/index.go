@@ -72,10 +72,12 @@ func checkKey(what, key string) error {
 // inside the retry window, of copies in this ledger's key (records) and in
 // another key of its Sharded account (elsewhere: two layouts raced, SPEC.md
 // 6.12), and the token of the fetch that read them. Only records are
-// judged against the key's state; both answer a call (judge).
+// judged against the key's state; both answer a call (judge). old holds
+// this key's records from before the retry window, which date an idle
+// writer (lastApplied) and answer no call.
 type indexed struct {
-	records, elsewhere []Record
-	token              store.Token
+	records, elsewhere, old []Record
+	token                   store.Token
 }
 
 // match returns the record with amount, if any, of this key first.
@@ -109,7 +111,11 @@ func (l *Ledger) lookup(ctx context.Context, txn crdt.TxnID, now time.Time) (ind
 			return indexed{}, fmt.Errorf("ledger %q: record of %q, sibling %d of %d: %w", l.key, txn, i+1, len(sibs), err)
 		}
 		switch {
-		case r.Txn != txn || r.At.UnixNano() < oldest:
+		case r.Txn != txn:
+		case r.At.UnixNano() < oldest:
+			if r.Key == "" || r.Key == l.key {
+				x.old = append(x.old, r)
+			}
 		case r.Key != "" && r.Key != l.key:
 			if !l.sameAccount(r.Key) {
 				return indexed{}, fmt.Errorf("%w: ledger %q: record of %q, sibling %d of %d, names key %q, not a sub-key of this account: no writer makes it",
@@ -665,8 +671,10 @@ func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter,
 	// A record already made (by a call, a give-up, or a pass of another
 	// Ledger value: a restart, a Book reopening the key) is not made
 	// again, so that passes that keep declining do not pile siblings up
-	// on a record key (SPEC.md 6.11 step 5). The others are put with the
-	// lookup's token when it found no live record, replacing dead ones.
+	// on a record key (SPEC.md 6.11 step 5); nor is one whose record is
+	// past the retry window, which no retry is owed. The others are put
+	// with the lookup's token when it found no live record, replacing dead
+	// ones.
 	xs, errs := make([]indexed, len(recs)), make([]error, len(recs))
 	each(len(recs), func(i int) { xs[i], errs[i] = l.lookup(ctx, recs[i].rec.Txn, now) })
 	var todo []pendingRecord
@@ -674,7 +682,8 @@ func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter,
 		if errs[i] != nil {
 			return false // tried again at a later pass
 		}
-		if !slices.ContainsFunc(xs[i].records, func(r Record) bool { return r.Writer == p.rec.Writer && r.Amount == p.rec.Amount }) {
+		made := func(r Record) bool { return r.Writer == p.rec.Writer && r.Amount == p.rec.Amount }
+		if !slices.ContainsFunc(xs[i].records, made) && !slices.ContainsFunc(xs[i].old, made) {
 			p.token = xs[i].putToken()
 			todo = append(todo, p)
 		}
@@ -744,8 +753,17 @@ func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, ac
 			unsure = true
 			continue
 		}
-		if slices.ContainsFunc(x.records, func(r Record) bool { return r.Writer == actor }) {
+		// A record from before the retry window dates the actor as well
+		// as a live one: on an account written less often than that, the
+		// writers that left are dated only so (SPEC.md 6.9).
+		ownRecord := func(r Record) bool { return r.Writer == actor }
+		if slices.ContainsFunc(x.records, ownRecord) || slices.ContainsFunc(x.old, ownRecord) {
 			dated++
+		}
+		for _, r := range x.old {
+			if ownRecord(r) && r.At.After(at) {
+				at = r.At
+			}
 		}
 		for _, r := range x.records {
 			if r.Writer == actor && r.At.After(at) {

@@ -155,7 +155,8 @@ func maxOf(xs []int) int {
 
 // TestStaleIncarnationWritesAsNew: a ledger whose entry last changed more
 // than RetireAfter + RetiredGrace/2 ago (its clock) writes as a new
-// incarnation; within that time it continues its own.
+// incarnation; within that time it continues its own. The new one's first
+// write retires the old, which its records date as idle that long.
 func TestStaleIncarnationWritesAsNew(t *testing.T) {
 	ctx := context.Background()
 	st := memory.NewSiblings()
@@ -188,8 +189,8 @@ func TestStaleIncarnationWritesAsNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, _ := c.Positive().Entry(first); len(e.History) != 2 {
-		t.Fatalf("the stale incarnation's entry changed: %+v", e)
+	if e, _ := c.Positive().Entry(first); e.Seq != 2 || e.Total+int64(len(e.History)) != 2 || !e.Retired {
+		t.Fatalf("the stale incarnation's entry took a write, or was not retired: %+v", e)
 	}
 	if c.Value() != 3 {
 		t.Fatalf("value %d, want 3", c.Value())
@@ -304,8 +305,11 @@ func TestObserverReportsRetiredAndFolded(t *testing.T) {
 	}
 	now = now.Add(ledger.DefaultRetiredGrace + time.Hour)
 	credit(b, "b-fold")
-	if retired != 1 || folded != 1 {
-		t.Fatalf("after the grace: retired %d, folded %d; want 1, 1", retired, folded)
+	// b's entry changed longer ago than RetireAfter + RetiredGrace/2, so
+	// b writes as a new incarnation, and retires its old one, dated by
+	// its records.
+	if retired != 2 || folded != 1 {
+		t.Fatalf("after the grace: retired %d, folded %d; want 2, 1", retired, folded)
 	}
 }
 
@@ -414,8 +418,8 @@ func TestDroppedWriteInDoubtTakesNewIncarnation(t *testing.T) {
 // lifetime credits and debits, the bases' totals, pass int64. Of 12 such
 // processes, one every three days (each reads the account again before it
 // stops), a reader 30 days after the last finds 11 folded (bases of 11 ×
-// 2^61 each) and none left retired; the last, retired by its next visit,
-// is folded RetiredGrace (10 days) later: bases of 12 × 2^61 = 3 × 2^63,
+// 2^61 each); the last, retired by the reader's first visit (its records
+// date it), is folded RetiredGrace (10 days) later: bases of 12 × 2^61 = 3 × 2^63,
 // balance 0 throughout. Fold used to stop at the base that would pass
 // int64, so 8 retired entries stayed for ever, and every later process
 // added one.
@@ -445,9 +449,9 @@ func TestFoldPastInt64(t *testing.T) {
 		live, retired int
 		folded        int64 // processes in each base
 	}{
-		{30 * 24 * time.Hour, 1, 0, 11},
-		{24 * time.Hour, 0, 1, 11}, // the reader retires the last
-		{11 * 24 * time.Hour, 0, 0, 12},
+		{30 * 24 * time.Hour, 0, 1, 11}, // the reader retires the last
+		{24 * time.Hour, 0, 1, 11},
+		{10 * 24 * time.Hour, 0, 0, 12},
 	} {
 		now = now.Add(visit.after)
 		_, err := reader.Find(ctx)

@@ -87,10 +87,14 @@ func creditAndForget(t *testing.T, st store.Siblings, acct string, c *expireCloc
 	}
 }
 
-// retry credits txn (100) again on a new ledger of acct.
+// retry credits txn (100) again on a new ledger of acct. It retires no
+// one, so that its store calls come in one order: a retirement of "svc",
+// which its records date past the window, reads records concurrently.
 func retry(t *testing.T, st store.Siblings, acct string, c *expireClock, timed bool, txn crdt.TxnID) tpncounter.Outcome {
 	t.Helper()
-	l, err := ledger.New(st, acct, expireOpts("svc-b", c, timed))
+	o := expireOpts("svc-b", c, timed)
+	o.RetireAfter = -1
+	l, err := ledger.New(st, acct, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,91 @@
+package ledger_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// On an account written less often than RetryWindow, the writers that
+// left are dated by records from before the window (SPEC.md 6.9): each
+// write after a restart found every other incarnation's records past the
+// window, dated none, and so retired none; the account kept one live
+// entry per restart, and once full refused every new writer for good.
+
+// TestColdAccountRetiresWritersThatLeft: an account credited once every
+// two days, each time by a process started since (a new Book), every
+// option at its default but the clock, keeps at most two live entries:
+// the writer of the last credit, and the one before it (written by a
+// process that saw it for the first time, and so idle since then).
+func TestColdAccountRetiresWritersThatLeft(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	st := memory.NewSiblings()
+	const writes = 20
+	for i := range writes {
+		b, err := ledger.NewBook(st, ledger.BookOptions{Options: ledger.Options{Actor: "billing", Clock: clock.Now}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Credit(ctx, "cold", crdt.TxnID("c"+strconv.Itoa(i)), 1); err != nil {
+			t.Fatalf("credit %d: %v", i, err)
+		}
+		clock.Add(48 * time.Hour)
+	}
+	reader, err := ledger.New(st, "cold", ledger.Options{Actor: "reader", Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := reader.Find(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Stats()
+	if v := c.Value(); v != writes {
+		t.Errorf("value %d, want %d", v, writes)
+	}
+	if s.Actors > 2 {
+		t.Errorf("%d live entries after %d credits two days apart, each by a new process (%d retired); want at most 2", s.Actors, writes, s.Retired)
+	}
+}
+
+// TestFullAccountTakesAWriterOnceTheOldestLeft: an account filled to
+// MaxActors by restarts, then idle for two days, takes the next new
+// writer: its first write retires the oldest entries, dated by their
+// records, though they are past RetryWindow and no ledger saw them idle.
+func TestFullAccountTakesAWriterOnceTheOldestLeft(t *testing.T) {
+	ctx := context.Background()
+	const maxActors = 8
+	clock := newFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	st := memory.NewSiblings()
+	opts := ledger.Options{Actor: "a", Clock: clock.Now, Counter: tpncounter.Options{MaxActors: maxActors}}
+	credit := func(txn string) error {
+		l, err := ledger.New(st, "acct", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = l.Credit(ctx, crdt.TxnID(txn), 1)
+		return err
+	}
+	for i := range maxActors {
+		if err := credit(fmt.Sprint("fill", i)); err != nil {
+			t.Fatalf("credit %d: %v", i, err)
+		}
+		clock.Add(time.Minute)
+	}
+	if err := credit("over"); !errors.Is(err, crdt.ErrTooLarge) {
+		t.Fatalf("a new writer of a full account, its writers active: %v, want ErrTooLarge", err)
+	}
+	clock.Add(48 * time.Hour)
+	if err := credit("later"); err != nil {
+		t.Errorf("a new writer two days after the account's writers left: %v, want it applied", err)
+	}
+}
