@@ -58,13 +58,14 @@
 // # Caveats
 //
 //   - A corrupt sibling stops every operation on the key
-//     (crdt.ErrCorruptEncoding), writing nothing over it; a record that
+//     (crdt.ErrCorruptEncoding), writing nothing over it, and so does
+//     another type's value (crdt.ErrTypeMismatch); a record that
 //     does not decode (damaged, another type's value, a newer format)
 //     stops only its own transaction's calls, with crdt.ErrCorruptEncoding
 //     beside the decoder's sentinel. `counterkit find ledger
 //     -drop-corrupt` writes the merge of the key's other siblings over a
-//     corrupt one (what it held is lost), or restore the key from a
-//     backup.
+//     corrupt one (what it held is lost; another type's value it keeps:
+//     move that away first), or restore the key from a backup.
 //   - An Update that could make the state larger than store.MaxValue
 //     (8 MiB), less room for the write's own retirements (SPEC.md 6.9), is
 //     refused with crdt.ErrTooLarge and changes nothing stored.

@@ -41,7 +41,9 @@ const DefaultExpirePage = 1000
 
 // ExpireResult counts the keys ExpireRecords was given.
 type ExpireResult struct {
-	// Deleted: every record under the key was made more than After ago.
+	// Deleted: every record the sweep read under the key was made more
+	// than After ago, and it deleted them with the read's token (a record
+	// written since that read stays).
 	Deleted int
 	// Kept: a record under the key may still answer a retry.
 	Kept int
