@@ -23,22 +23,14 @@ import (
 // DefaultLockTimeout, whatever a shorter LockTimeout asks, while another
 // DB on the directory is still refused within LockTimeout.
 func TestOpenWaitsForTheDataFilesLock(t *testing.T) {
-	dir := t.TempDir()
-	db, err := embedded.Open(dir, embedded.Options{})
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
-
-	f, err := os.Open(filepath.Join(dir, embedded.FileName))
-	require.NoError(t, err)
-	defer f.Close()
-	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_SH))
+	dir, f := lockedDataFile(t, syscall.LOCK_SH)
 	released := make(chan struct{})
 	go func() {
 		time.Sleep(100 * time.Millisecond)
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		close(released)
 	}()
-	db, err = embedded.Open(dir, embedded.Options{LockTimeout: time.Millisecond})
+	db, err := embedded.Open(dir, embedded.Options{LockTimeout: time.Millisecond})
 	require.NoError(t, err, "the data file's lock is waited for")
 	<-released
 
@@ -52,14 +44,7 @@ func TestOpenWaitsForTheDataFilesLock(t *testing.T) {
 // functions that open a closed store (the engine stops one retry interval
 // short of the timeout it is given: it gave up after 960 ms).
 func TestDataFileLockWaitsAtLeastDefault(t *testing.T) {
-	dir := t.TempDir()
-	db, err := embedded.Open(dir, embedded.Options{})
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
-	f, err := os.Open(filepath.Join(dir, embedded.FileName))
-	require.NoError(t, err)
-	defer f.Close()
-	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+	dir, _ := lockedDataFile(t, syscall.LOCK_EX)
 	ctx := context.Background()
 	for name, open := range map[string]func() error{
 		"Open": func() error {
@@ -76,4 +61,19 @@ func TestDataFileLockWaitsAtLeastDefault(t *testing.T) {
 		require.ErrorIs(t, err, embedded.ErrLocked, name)
 		require.GreaterOrEqual(t, waited, embedded.DefaultLockTimeout, "%s gave up the data file's lock early", name)
 	}
+}
+
+// lockedDataFile makes a store, closes it, and takes its data file's lock
+// (how: syscall.LOCK_SH or LOCK_EX) on a file the test closes at its end.
+func lockedDataFile(t *testing.T, how int) (dir string, f *os.File) {
+	t.Helper()
+	dir = t.TempDir()
+	db, err := embedded.Open(dir, embedded.Options{})
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	f, err = os.Open(filepath.Join(dir, embedded.FileName))
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	require.NoError(t, syscall.Flock(int(f.Fd()), how))
+	return dir, f
 }
