@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -79,12 +81,37 @@ type Book struct {
 // the account's MaxActors.
 func (b *Book) remembered() int { return 16 * max(b.max, 64) }
 
-// resume is a dropped Ledger's incarnation, its version, and when its
-// entry last changed (so that the grace rule, renewStale, still applies).
+// resume is a dropped Ledger's incarnation, its version, when its entry
+// last changed (so that the grace rule, renewStale, still applies), and
+// since when it saw other writers idle (keptSightings), so that the key's
+// next Ledger dates them as this one did: their records may be gone.
 type resume struct {
 	writer  crdt.ActorID
 	version uint64
 	own     ownEntry
+	seen    map[crdt.ActorID]sighting
+}
+
+// maxKeptSightings bounds the sightings a resume keeps, those seen idle
+// longest, so that a resume stays small.
+const maxKeptSightings = 16
+
+// keptSightings returns, of a dropped Ledger's sightings, at most
+// maxKeptSightings seen idle longest: each other writer's version and
+// since when, to be checked and recorded again by the next Ledger.
+func keptSightings(all map[crdt.ActorID]sighting) map[crdt.ActorID]sighting {
+	if len(all) == 0 {
+		return nil
+	}
+	actors := slices.SortedFunc(maps.Keys(all), func(a, b crdt.ActorID) int {
+		return cmp.Or(all[a].since.Compare(all[b].since), cmp.Compare(a, b))
+	})
+	kept := make(map[crdt.ActorID]sighting, min(len(actors), maxKeptSightings))
+	for _, a := range actors[:min(len(actors), maxKeptSightings)] {
+		s := all[a]
+		kept[a] = sighting{version: s.version, since: s.since, dated: s.dated}
+	}
+	return kept
 }
 
 // bookEntry is one open key. It is in exactly one state: in use (refs >
@@ -267,6 +294,7 @@ func (b *Book) acquire(key string) (*bookEntry, error) {
 			delete(b.dropped, key)
 			l.setWriter(r.writer, r.own)
 			l.resume = r.version // checked by its first read
+			l.sightings = r.seen
 		}
 		e = &bookEntry{key: key, l: l}
 		b.entries[key] = e
@@ -365,5 +393,5 @@ func (b *Book) remember(e *bookEntry) {
 		}
 		delete(b.dropped, k) // any one: a key not remembered gets a new incarnation
 	}
-	b.dropped[e.key] = resume{l.writer, v, l.own}
+	b.dropped[e.key] = resume{l.writer, v, l.own, keptSightings(l.sightings)}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"testing"
 	"time"
@@ -87,5 +88,52 @@ func TestFullAccountTakesAWriterOnceTheOldestLeft(t *testing.T) {
 	clock.Add(48 * time.Hour)
 	if err := credit("later"); err != nil {
 		t.Errorf("a new writer two days after the account's writers left: %v, want it applied", err)
+	}
+}
+
+// TestBookKeepsSightingsAcrossEviction: the records that date a writer
+// that left are deleted by a sweep; a Book that saw it idle, dropped the
+// key's Ledger (MaxOpen 1, another key written meanwhile) and writes the
+// key again RetireAfter later retires it, dated by its first sighting.
+// Without the sightings kept, each reopening dated it from then on.
+func TestBookKeepsSightingsAcrossEviction(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	st := memory.NewSiblings()
+	opts := ledger.Options{Actor: "billing", Clock: clock.Now}
+	l, err := ledger.New(st, "cold", opts) // a process that wrote once and left
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Credit(ctx, "c0", 1); err != nil {
+		t.Fatal(err)
+	}
+	left := l.Writer()
+	clock.Add(48 * time.Hour)
+	if res, err := ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{Clock: clock.Now}); err != nil || res.Deleted != 1 {
+		t.Fatalf("sweep: %+v %v, want c0's record deleted", res, err)
+	}
+	b, err := ledger.NewBook(st, ledger.BookOptions{Options: opts, MaxOpen: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := b.Credit(ctx, "cold", crdt.TxnID(fmt.Sprint("c", i+1)), 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Credit(ctx, "other", crdt.TxnID(fmt.Sprint("o", i+1)), 1); err != nil {
+			t.Fatal(err)
+		}
+		clock.Add(ledger.DefaultRetireAfter)
+	}
+	c, err := b.Find(ctx, "cold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, live := maps.Collect(c.LiveActors())[left]; live {
+		t.Errorf("the writer that left, seen idle by the Book for %v before its last write, is still live", 2*ledger.DefaultRetireAfter)
+	}
+	if v := c.Value(); v != 4 {
+		t.Errorf("value %d, want 4", v)
 	}
 }
