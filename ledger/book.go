@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 
@@ -103,11 +102,19 @@ func keptSightings(all map[crdt.ActorID]sighting) map[crdt.ActorID]sighting {
 	if len(all) == 0 {
 		return nil
 	}
-	actors := slices.SortedFunc(maps.Keys(all), func(a, b crdt.ActorID) int {
-		return cmp.Or(all[a].since.Compare(all[b].since), cmp.Compare(a, b))
-	})
-	kept := make(map[crdt.ActorID]sighting, min(len(actors), maxKeptSightings))
-	for _, a := range actors[:min(len(actors), maxKeptSightings)] {
+	// The oldest maxKeptSightings, kept in order as they are found: one
+	// pass over every live actor, under the Book's lock, without sorting
+	// them all.
+	older := func(a, b crdt.ActorID) int { return cmp.Or(all[a].since.Compare(all[b].since), cmp.Compare(a, b)) }
+	oldest := make([]crdt.ActorID, 0, maxKeptSightings+1)
+	for a := range all {
+		i, _ := slices.BinarySearchFunc(oldest, a, older)
+		if i < maxKeptSightings {
+			oldest = slices.Insert(oldest, i, a)[:min(len(oldest)+1, maxKeptSightings)]
+		}
+	}
+	kept := make(map[crdt.ActorID]sighting, len(oldest))
+	for _, a := range oldest {
 		s := all[a]
 		kept[a] = sighting{version: s.version, since: s.since, dated: s.dated}
 	}

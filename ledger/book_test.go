@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -794,5 +795,39 @@ func TestBookCheckCatchesBrokenBookkeeping(t *testing.T) {
 			b.mu.Unlock()
 			require.ErrorContains(t, b.check(), tc.want)
 		})
+	}
+}
+
+// TestKeptSightingsAreTheOldest: of 40 sightings, in any map order, a
+// resume keeps the 16 first seen idle (ties by actor id), each with its
+// version and since and nothing to be established again.
+func TestKeptSightingsAreTheOldest(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	all := map[crdt.ActorID]sighting{}
+	for i := range 40 {
+		a := crdt.ActorID(fmt.Sprintf("w%02d", i))
+		// since: w37..w39 first, then in threes: the 16th place goes to
+		// w22 of w22..w24, tied, by its id
+		all[a] = sighting{version: uint64(i + 1), since: t0.Add(time.Duration((39-i)/3) * time.Minute), dated: i%2 == 0, checked: true, recorded: true, late: []crdt.TxnID{"x"}}
+	}
+	for range 20 {
+		kept := keptSightings(all)
+		if len(kept) != maxKeptSightings {
+			t.Fatalf("kept %d, want %d", len(kept), maxKeptSightings)
+		}
+		for _, i := range append([]int{22}, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39) {
+			a := crdt.ActorID(fmt.Sprintf("w%02d", i))
+			s, ok := kept[a]
+			if !ok {
+				t.Fatalf("%s (idle since %v) not kept; kept %v", a, all[a].since, kept)
+			}
+			want := sighting{version: all[a].version, since: all[a].since, dated: all[a].dated}
+			if !reflect.DeepEqual(s, want) {
+				t.Fatalf("%s kept as %+v, want %+v", a, s, want)
+			}
+		}
+	}
+	if kept := keptSightings(map[crdt.ActorID]sighting{"a": {version: 1, since: t0}}); len(kept) != 1 {
+		t.Fatalf("one sighting: kept %v", kept)
 	}
 }
