@@ -137,3 +137,39 @@ func TestBookKeepsSightingsAcrossEviction(t *testing.T) {
 		t.Errorf("value %d, want 4", v)
 	}
 }
+
+// TestAdmissionAtRetireAfterByRecordsPastTheWindow: with RetryWindow
+// (30 minutes) shorter than RetireAfter (an hour), an account filled to
+// MaxActors by writers that each credited once is dated by their records,
+// already past the window: a new process is refused 1 ns before the
+// oldest has been idle RetireAfter, and applied at exactly RetireAfter.
+func TestAdmissionAtRetireAfterByRecordsPastTheWindow(t *testing.T) {
+	ctx := context.Background()
+	const maxActors = 8
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := newFakeClock(t0)
+	st := memory.NewSiblings()
+	opts := ledger.Options{Actor: "a", Clock: clock.Now, RetryWindow: 30 * time.Minute, Counter: tpncounter.Options{MaxActors: maxActors}}
+	credit := func(txn string) error {
+		l, err := ledger.New(st, "acct", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = l.Credit(ctx, crdt.TxnID(txn), 1)
+		return err
+	}
+	for i := range maxActors {
+		clock.Set(t0.Add(time.Duration(i) * time.Minute))
+		if err := credit(fmt.Sprint("fill", i)); err != nil {
+			t.Fatalf("credit %d: %v", i, err)
+		}
+	}
+	clock.Set(t0.Add(ledger.DefaultRetireAfter - time.Nanosecond))
+	if err := credit("early"); !errors.Is(err, crdt.ErrTooLarge) {
+		t.Fatalf("1 ns before the oldest writer has been idle RetireAfter: %v, want ErrTooLarge", err)
+	}
+	clock.Set(t0.Add(ledger.DefaultRetireAfter))
+	if err := credit("on-time"); err != nil {
+		t.Errorf("the oldest writer idle RetireAfter, dated by its record past the window: %v, want it applied", err)
+	}
+}
