@@ -15,7 +15,8 @@ import (
 // longest RetryWindow plus clock skew), the clock it compares with, and
 // how many keys it lists at a time (Page): here a sweep two hours after
 // three credits, with records kept for one hour past a one-hour window,
-// lists the three record keys two at a time and deletes them all.
+// lists the three record keys two at a time and deletes two, keeping the
+// newest credit's, which dates the writer (Dating) while its entry is live.
 func ExampleExpireOptions() {
 	ctx := context.Background()
 	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -33,13 +34,15 @@ func ExampleExpireOptions() {
 	res, err = ledger.ExpireAllRecords(ctx, st, opts)
 	fmt.Printf("two hours later: %+v %v\n", res, err)
 	// Output:
-	// at once: {Deleted:0 Kept:3 Empty:0 Damaged:0} <nil>
-	// two hours later: {Deleted:3 Kept:0 Empty:0 Damaged:0} <nil>
+	// at once: {Deleted:0 Kept:3 Dating:0 Empty:0 Damaged:0} <nil>
+	// two hours later: {Deleted:2 Kept:0 Dating:1 Empty:0 Damaged:0} <nil>
 }
 
 // An ExpireResult counts each key a sweep was given once: deleted (every
-// record under it expired), kept (one may still answer a retry), empty,
-// or damaged (kept, and its error joined into the sweep's).
+// record under it expired), kept (one may still answer a retry), dating
+// (expired, but the newest credit or debit of a live writer: none here,
+// as "old" is not svc's newest), empty, or damaged (kept, and its error
+// joined into the sweep's).
 func ExampleExpireResult() {
 	ctx := context.Background()
 	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -59,6 +62,6 @@ func ExampleExpireResult() {
 	fmt.Printf("%+v\n", res)
 	fmt.Println(errors.Is(err, crdt.ErrCorruptEncoding))
 	// Output:
-	// {Deleted:1 Kept:1 Empty:1 Damaged:1}
+	// {Deleted:1 Kept:1 Dating:0 Empty:1 Damaged:1}
 	// true
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/txnrec"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tpncounter"
 )
 
 // DefaultExpireAfter is ExpireOptions.After when it is zero: the default
@@ -47,6 +48,12 @@ type ExpireResult struct {
 	Deleted int
 	// Kept: a record under the key may still answer a retry.
 	Kept int
+	// Dating: every record under the key was made more than After ago,
+	// but one is of the newest credit or debit that its writer's live
+	// entry still holds in the state of the record's key: what a
+	// retirement dates that writer by once it has left (SPEC.md 6.9).
+	// Such a key goes once the writer writes again or is retired.
+	Dating int
 	// Empty: the key held nothing.
 	Empty int
 	// Damaged: a sibling under the key does not decode as a record. Such
@@ -58,7 +65,11 @@ type ExpireResult struct {
 // under keys whose every sibling is a record made more than opts.After
 // ago: no retry inside a window needs them any more, though a ledger
 // that held a write in doubt, an owed record or a watch for longer counts
-// that transaction twice (SPEC.md 6.11, "Storage").
+// that transaction twice (SPEC.md 6.11, "Storage"). It keeps (Dating) a
+// key with a record of the newest credit or debit its writer's live entry
+// holds in the ledger state under the record's key, read from st: the
+// record a retirement dates that writer by (SPEC.md 6.9), at most two a
+// live writer.
 //
 // Nothing else deletes records: on a store without a TTL, such as the
 // embedded or the memory store, each transaction leaves a key until this
@@ -105,6 +116,9 @@ func ExpireRecords(ctx context.Context, st interface {
 		now = opts.Clock
 	}
 	var damaged []error
+	// dates holds, per key a dead record names, the newest transactions
+	// of its live writers (datingTxns).
+	dates := map[string]map[writerTxn]bool{}
 	// With a batch deleter, the keys found dead wait in pending for one
 	// DeleteBatch, and end joins its error (if any) to errs.
 	batch, _ := st.(store.SiblingBatchDeleter)
@@ -141,13 +155,24 @@ func ExpireRecords(ctx context.Context, st interface {
 		}
 		oldest := now().Add(-after)
 		dead, bad := true, error(nil)
+		recs := make([]Record, 0, len(sibs))
 		for i, b := range sibs {
 			r, err := txnrec.Decode(b)
 			if err != nil {
 				bad = fmt.Errorf("ledger: expiring records: %q, sibling %d of %d: %w", k, i+1, len(sibs), err)
 				break
 			}
+			recs = append(recs, r)
 			dead = dead && r.At.Before(oldest)
+		}
+		dating := false
+		for _, r := range recs {
+			if bad != nil || !dead || dating || brokenSweepDating {
+				break
+			}
+			if dating, err = datingRecord(ctx, st, r, dates); err != nil {
+				return end(err)
+			}
 		}
 		switch {
 		case bad != nil:
@@ -155,6 +180,8 @@ func ExpireRecords(ctx context.Context, st interface {
 			damaged = append(damaged, bad)
 		case !dead:
 			res.Kept++
+		case dating:
+			res.Dating++
 		case batch != nil:
 			pending[k] = token
 		default:
@@ -229,6 +256,7 @@ func ExpireAllRecords(ctx context.Context, st interface {
 		res, err := ExpireRecords(ctx, st, keys, opts)
 		total.Deleted += res.Deleted
 		total.Kept += res.Kept
+		total.Dating += res.Dating
 		total.Empty += res.Empty
 		total.Damaged += res.Damaged
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -236,7 +264,7 @@ func ExpireAllRecords(ctx context.Context, st interface {
 		} else if err != nil {
 			errs = append(errs, err)
 		}
-		if res.Deleted+res.Kept+res.Empty+res.Damaged < len(keys) {
+		if res.Deleted+res.Kept+res.Dating+res.Empty+res.Damaged < len(keys) {
 			return total, errors.Join(errs...) // a read or delete failed, or ctx is done
 		}
 		if n == renew {
@@ -244,4 +272,42 @@ func ExpireAllRecords(ctx context.Context, st interface {
 		}
 		after = keys[len(keys)-1]
 	}
+}
+
+// writerTxn is a writer's transaction.
+type writerTxn struct {
+	writer crdt.ActorID
+	txn    crdt.TxnID
+}
+
+// datingRecord reports whether r is the record of the newest credit or
+// debit that r.Writer's live entry holds in the ledger state st keeps
+// under r.Key (in any sibling), which dates that writer once it has left
+// (SPEC.md 6.9). dates caches each key's such transactions. A key that
+// is not a ledger's, holds nothing, or does not decode dates no one.
+func datingRecord(ctx context.Context, st store.Siblings, r Record, dates map[string]map[writerTxn]bool) (bool, error) {
+	if r.Key == "" || IsRecordKey(r.Key) || crdt.ValidateKey("", r.Key) != nil {
+		return false, nil
+	}
+	newest, ok := dates[r.Key]
+	if !ok {
+		sibs, _, err := st.Fetch(ctx, r.Key)
+		if err != nil {
+			return false, fmt.Errorf("ledger: expiring records: reading %q, the key a record names: %w", r.Key, err)
+		}
+		newest = map[writerTxn]bool{}
+		for _, b := range sibs {
+			var c tpncounter.Counter
+			if c.UnmarshalBinary(b) != nil {
+				continue // another type's value, or damaged: its own calls report it
+			}
+			for a := range c.LiveActors() {
+				for _, txn := range newestTxns(&c, a) {
+					newest[writerTxn{a, txn}] = true
+				}
+			}
+		}
+		dates[r.Key] = newest
+	}
+	return newest[writerTxn{r.Writer, r.Txn}], nil
 }

@@ -29,15 +29,26 @@ func ExampleExpireAllRecords() {
 	res, _ := ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{Clock: clock})
 	fmt.Printf("after a day: deleted %d, kept %d\n", res.Deleted, res.Kept)
 
+	// After two, all are past it; the newest credit's record stays while
+	// svc's entry is live: it dates svc, once it has left, for the
+	// ledger that retires it (SPEC.md 6.9).
 	now = now.Add(ledger.DefaultExpireAfter)
 	res, _ = ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{Clock: clock})
-	fmt.Printf("after two: deleted %d, kept %d\n", res.Deleted, res.Kept)
-	left, _ := st.Keys(ctx, "", "", 10)
-	fmt.Println("keys left:", left)
+	fmt.Printf("after two: deleted %d, kept %d, dating %d\n", res.Deleted, res.Kept, res.Dating)
+
+	// A new process credits the account: its first write retires the
+	// entry of the one before, dated by that record, after recording
+	// again the transactions it held whose records were deleted; the
+	// next sweep deletes those five, and keeps the new writer's newest.
+	l2, _ := ledger.New(st, "acct", ledger.Options{Actor: "svc", Clock: clock})
+	l2.Credit(ctx, "pay-5", 10)
+	now = now.Add(ledger.DefaultExpireAfter + time.Second)
+	res, _ = ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{Clock: clock})
+	fmt.Printf("after a new process: deleted %d, dating %d\n", res.Deleted, res.Dating)
 	// Output:
 	// after a day: deleted 0, kept 5
-	// after two: deleted 5, kept 0
-	// keys left: [acct]
+	// after two: deleted 4, kept 0, dating 1
+	// after a new process: deleted 5, dating 1
 }
 
 // A KeyLister pages through the keys with a prefix: each page starts

@@ -13,10 +13,13 @@ import (
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/ledger/ledgertest"
+	"github.com/counterkit/counterkit/store"
 )
 
 // deadRecords: n records of acct made two days before now, past every
-// default window, on a memory store; their keys.
+// default window, on a memory store; their keys. Its writer then credits
+// "last", whose record, of the newest credit its live entry holds, a
+// sweep keeps (ExpireResult.Dating), and which keys leave out.
 func deadRecords(t *testing.T, now time.Time, n int) (*memory.Siblings, []string) {
 	t.Helper()
 	st := memory.NewSiblings()
@@ -31,6 +34,9 @@ func deadRecords(t *testing.T, now time.Time, n int) (*memory.Siblings, []string
 			t.Fatal(err)
 		}
 		keys = append(keys, ledger.RecordKey("acct", txn))
+	}
+	if _, err := l.Credit(context.Background(), "last", 1); err != nil {
+		t.Fatal(err)
 	}
 	return st, keys
 }
@@ -102,13 +108,15 @@ func TestExpireRecordsDamagedValuesWrapCorruptEncoding(t *testing.T) {
 			}
 			opts := ledger.ExpireOptions{Clock: func() time.Time { return now }}
 			var res ledger.ExpireResult
+			want := ledger.ExpireResult{Deleted: 2, Damaged: 1}
 			if all {
 				res, err = ledger.ExpireAllRecords(ctx, st, opts)
+				want.Dating = 1 // "last"
 			} else {
 				res, err = ledger.ExpireRecords(ctx, st, append(keys, damaged), opts)
 			}
-			if !errors.Is(err, crdt.ErrCorruptEncoding) || !errors.Is(err, c.also) || res != (ledger.ExpireResult{Deleted: 2, Damaged: 1}) {
-				t.Fatalf("%s (all=%v): %+v %v; want 2 deleted, 1 damaged, ErrCorruptEncoding and %v", c.name, all, res, err, c.also)
+			if !errors.Is(err, crdt.ErrCorruptEncoding) || !errors.Is(err, c.also) || res != want {
+				t.Fatalf("%s (all=%v): %+v %v; want %+v, ErrCorruptEncoding and %v", c.name, all, res, err, want, c.also)
 			}
 			if st.Count(damaged) != 1 {
 				t.Fatalf("%s: the damaged key changed", c.name)
@@ -171,7 +179,7 @@ func TestExpireAllRecordsJoinsOneErrorPerDamagedKey(t *testing.T) {
 		}
 		res, err := ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{Page: page, Clock: func() time.Time { return now }})
 		j, ok := err.(interface{ Unwrap() []error })
-		if !ok || res != (ledger.ExpireResult{Deleted: 2, Damaged: 3}) {
+		if !ok || res != (ledger.ExpireResult{Deleted: 2, Dating: 1, Damaged: 3}) {
 			t.Fatalf("page %d: %+v %v", page, res, err)
 		}
 		errs := j.Unwrap()
@@ -184,4 +192,105 @@ func TestExpireAllRecordsJoinsOneErrorPerDamagedKey(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestExpireRecordsDatingNeedsALiveWriter: a sweep keeps an expired
+// record (Dating) only when the state under the key it names holds its
+// transaction as the newest credit or debit of its writer's live entry:
+// both of a writer that credited and debited; not an older one, nor one
+// of a writer since retired, nor one naming a key that holds another
+// type's value, a damaged one, or nothing (a records store of their own);
+// a failed read of the key ends the sweep with that key left.
+func TestExpireRecordsDatingNeedsALiveWriter(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	clock := newFakeClock(t0)
+	sweep := func(st ledgertest.SweepStore, txns ...crdt.TxnID) (ledger.ExpireResult, error) {
+		var keys []string
+		for _, x := range txns {
+			keys = append(keys, ledger.RecordKey("acct", x))
+		}
+		return ledger.ExpireRecords(ctx, st, keys, ledger.ExpireOptions{Clock: clock.Now})
+	}
+	st := memory.NewSiblings()
+	l, err := ledger.New(st, "acct", ledger.Options{Actor: "w", Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		txn    crdt.TxnID
+		amount int64
+	}{{"c1", 5}, {"d1", -2}, {"c2", 5}, {"d2", -2}} {
+		if _, err := l.Update(ctx, c.txn, c.amount); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Add(48 * time.Hour)
+	res, err := sweep(st, "c1", "d1", "c2", "d2")
+	if err != nil || res != (ledger.ExpireResult{Deleted: 2, Dating: 2}) {
+		t.Fatalf("a live writer's records: %+v %v, want c1, d1 deleted and c2, d2 dating", res, err)
+	}
+	for _, x := range []crdt.TxnID{"c2", "d2"} {
+		if st.Count(ledger.RecordKey("acct", x)) != 1 {
+			t.Fatalf("%s's record deleted", x)
+		}
+	}
+
+	// A failed read of the account ends the sweep; the key stays.
+	failing := &failFetch{Siblings: st, key: "acct"}
+	if _, err := sweep(failing, "c2"); !errors.Is(err, errFetch) || st.Count(ledger.RecordKey("acct", "c2")) != 1 {
+		t.Fatalf("a failed read of the account: %v, want errFetch and the key kept", err)
+	}
+
+	// The key holds another type's value, damaged bytes, or nothing.
+	for _, v := range [][]byte{nil, []byte("not a state"), func() []byte {
+		g := gcounter.New()
+		_ = g.Increment("a", 1)
+		b, _ := g.MarshalBinary()
+		return b
+	}()} {
+		other := memory.NewSiblings()
+		for _, x := range []crdt.TxnID{"c2", "d2"} {
+			sibs, _, _ := st.Fetch(ctx, ledger.RecordKey("acct", x))
+			_ = other.Put(ctx, ledger.RecordKey("acct", x), "w", sibs[0], nil)
+		}
+		if v != nil {
+			_ = other.Put(ctx, "acct", "w", v, nil)
+		}
+		if res, err := sweep(other, "c2", "d2"); err != nil || res != (ledger.ExpireResult{Deleted: 2}) {
+			t.Fatalf("the key holding %.12q: %+v %v, want both deleted", v, res, err)
+		}
+	}
+
+	// Another writer's first write retires w, dated by those records; the
+	// next sweep deletes them.
+	b, err := ledger.New(st, "acct", ledger.Options{Actor: "b", Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Credit(ctx, "b1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := b.Find(ctx); c.Stats().Actors != 1 {
+		t.Fatalf("%d live entries after b's first write, want w retired", c.Stats().Actors)
+	}
+	if res, err := sweep(st, "c2", "d2"); err != nil || res.Deleted+res.Kept != 2 || res.Dating != 0 {
+		t.Fatalf("a retired writer's records: %+v %v, want none dating", res, err)
+	}
+}
+
+// errFetch is failFetch's error.
+var errFetch = errors.New("fetch failed")
+
+// failFetch fails every Fetch of key.
+type failFetch struct {
+	*memory.Siblings
+	key string
+}
+
+func (s *failFetch) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	if key == s.key {
+		return nil, nil, errFetch
+	}
+	return s.Siblings.Fetch(ctx, key)
 }

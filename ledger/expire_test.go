@@ -107,7 +107,7 @@ func TestExpireRecordsBelowTheWindowCountsTwice(t *testing.T) {
 	st, c, keys, t0 := expireFixture(t)
 	c.ns.Store(t0.Add(2 * time.Hour).UnixNano())
 	res, err := ledger.ExpireRecords(context.Background(), st, keys, ledger.ExpireOptions{After: time.Hour, Clock: c.Now})
-	if err != nil || res.Deleted != len(keys) {
+	if err != nil || res.Deleted != len(keys)-1 || res.Dating != 1 { // o-99 dates svc
 		t.Fatalf("%+v %v", res, err)
 	}
 	if o, v := retryPay0(t, st, c); o != tpncounter.Applied || v != 300 {
@@ -145,7 +145,7 @@ func TestExpireRecordsSparesARecordWrittenMeanwhile(t *testing.T) {
 	c.ns.Store(t0.Add(48 * time.Hour).UnixNano())
 	rs := &racingStore{Siblings: st, key: keys[0], rec: fresh}
 	res, err := ledger.ExpireRecords(context.Background(), rs, keys, ledger.ExpireOptions{Clock: c.Now})
-	if err != nil || res.Deleted != len(keys) {
+	if err != nil || res.Deleted != len(keys)-1 || res.Dating != 1 { // o-99 dates svc
 		t.Fatalf("%+v %v", res, err)
 	}
 	sibs, _, err := st.Fetch(context.Background(), keys[0])
@@ -177,7 +177,7 @@ func TestExpireRecordsBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := ledger.ExpireRecords(ctx, st, append(keys, ledger.RecordKey("acct", "never")), opts)
-	if !errors.Is(err, crdt.ErrCorruptEncoding) || res.Damaged != 1 || res.Deleted != len(keys)-1 || res.Empty != 1 {
+	if !errors.Is(err, crdt.ErrCorruptEncoding) || res.Damaged != 1 || res.Deleted != len(keys)-2 || res.Dating != 1 || res.Empty != 1 {
 		t.Fatalf("a damaged sibling: %+v %v", res, err)
 	}
 	if st.Count(keys[0]) != 2 {
@@ -187,6 +187,8 @@ func TestExpireRecordsBadInput(t *testing.T) {
 
 // ExampleExpireRecords deletes the records of transactions past every
 // retry window: on a store without a TTL they are otherwise kept for good.
+// It keeps the record of the newest credit of a writer whose entry is
+// live, which dates that writer for retirement once it has left.
 func ExampleExpireRecords() {
 	ctx := context.Background()
 	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -194,14 +196,15 @@ func ExampleExpireRecords() {
 	st := memory.NewSiblings()
 	l, _ := ledger.New(st, "acct", ledger.Options{Actor: "svc", Clock: clock})
 	l.Credit(ctx, "pay-1", 100)
-	keys := []string{ledger.RecordKey("acct", "pay-1")}
+	l.Credit(ctx, "pay-2", 100)
+	keys := []string{ledger.RecordKey("acct", "pay-1"), ledger.RecordKey("acct", "pay-2")}
 
 	res, _ := ledger.ExpireRecords(ctx, st, keys, ledger.ExpireOptions{Clock: clock})
 	fmt.Printf("at once: %d kept, %d deleted\n", res.Kept, res.Deleted)
 	now = now.Add(ledger.DefaultExpireAfter + time.Second)
 	res, _ = ledger.ExpireRecords(ctx, st, keys, ledger.ExpireOptions{Clock: clock})
-	fmt.Printf("a day and an hour later: %d kept, %d deleted\n", res.Kept, res.Deleted)
+	fmt.Printf("a day and an hour later: %d kept, %d deleted, %d dating svc\n", res.Kept, res.Deleted, res.Dating)
 	// Output:
-	// at once: 1 kept, 0 deleted
-	// a day and an hour later: 0 kept, 1 deleted
+	// at once: 2 kept, 0 deleted
+	// a day and an hour later: 0 kept, 1 deleted, 1 dating svc
 }

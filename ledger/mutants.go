@@ -67,6 +67,11 @@ var (
 	// brokenBookForgets remembers no dropped key's incarnation: each
 	// reopening of a key by a Book adds an actor entry to its state.
 	brokenBookForgets bool
+	// brokenSweepDating deletes every expired record, the last that date
+	// a writer that left among them: on an account written less often
+	// than a sweep's After, each time by a new process, no write dates
+	// the writers before it, and their entries pile up.
+	brokenSweepDating bool
 )
 
 // Breaks maps the names COUNTERKIT_BREAK takes to the variants they switch
@@ -85,6 +90,7 @@ var Breaks = map[string]*bool{
 	"late-all":          &brokenLateAll,
 	"cancel-refused":    &brokenCancelRefused,
 	"book-forgets":      &brokenBookForgets,
+	"sweep-dating":      &brokenSweepDating,
 }
 
 func init() {

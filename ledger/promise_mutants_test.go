@@ -29,6 +29,7 @@ func TestPromiseChecksCatchBrokenVariants(t *testing.T) {
 			"TestPromiseConcurrentDeliveriesOneActorName"}},
 		{"cancel-refused", []string{"TestPromiseContextCancelledAfterPutLanded"}},
 		{"book-forgets", []string{"TestPromiseBookReopenedManyTimes"}},
+		{"sweep-dating", []string{"TestColdAccountSweptRetiresWritersThatLeft"}},
 		{"late-all", []string{"TestPromiseRetryAfterWriterDied", "TestPromiseRetryAcrossDayOfWriters"}},
 		{"late-declined", []string{"TestPromiseRetryAfterWriterDied"}},
 		{"retire-unrecorded", []string{"TestPromiseRetryAfterWriterDied"}},

@@ -27,11 +27,51 @@ import (
 // the writer of the last credit, and the one before it (written by a
 // process that saw it for the first time, and so idle since then).
 func TestColdAccountRetiresWritersThatLeft(t *testing.T) {
+	coldAccount(t, nil)
+}
+
+// TestColdAccountSweptRetiresWritersThatLeft: as above, with
+// ExpireAllRecords run (every option at its default) before each credit,
+// two days after the last. The sweep keeps the records that date each
+// live writer (ExpireResult.Dating), so that a new process still dates
+// and retires the writers that left; it deletes the others, and those of
+// a retired writer at the next sweep: the store keeps a few record keys,
+// not one per credit. A sweep that deleted every expired record left
+// one live entry per credit.
+func TestColdAccountSweptRetiresWritersThatLeft(t *testing.T) {
+	deleted := 0
+	st := coldAccount(t, func(i int, res ledger.ExpireResult, err error) {
+		if err != nil || res.Kept != 0 || res.Damaged != 0 || res.Dating > 2 {
+			t.Fatalf("sweep %d: %+v %v, want at most 2 keys dating a writer, none kept or damaged", i, res, err)
+		}
+		deleted += res.Deleted
+	})
+	keys, err := st.Keys(context.Background(), ledger.RecordKeyPrefix, "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) > 3 || deleted < coldWrites-3 {
+		t.Errorf("%d record keys left and %d deleted after %d credits; want at most 3 left", len(keys), deleted, coldWrites)
+	}
+}
+
+// coldWrites is coldAccount's number of credits.
+const coldWrites = 20
+
+// coldAccount credits account "cold" coldWrites times two days apart,
+// each time by a new Book, first sweeping the records (ExpireAllRecords
+// at its defaults; its result goes to swept) unless swept is nil, and
+// checks that the value is exact and that at most two entries are live.
+func coldAccount(t *testing.T, swept func(i int, res ledger.ExpireResult, err error)) *memory.Siblings {
+	t.Helper()
 	ctx := context.Background()
 	clock := newFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	st := memory.NewSiblings()
-	const writes = 20
-	for i := range writes {
+	for i := range coldWrites {
+		if swept != nil {
+			res, err := ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{Clock: clock.Now})
+			swept(i, res, err)
+		}
 		b, err := ledger.NewBook(st, ledger.BookOptions{Options: ledger.Options{Actor: "billing", Clock: clock.Now}})
 		if err != nil {
 			t.Fatal(err)
@@ -50,12 +90,13 @@ func TestColdAccountRetiresWritersThatLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := c.Stats()
-	if v := c.Value(); v != writes {
-		t.Errorf("value %d, want %d", v, writes)
+	if v := c.Value(); v != coldWrites {
+		t.Errorf("value %d, want %d", v, coldWrites)
 	}
 	if s.Actors > 2 {
-		t.Errorf("%d live entries after %d credits two days apart, each by a new process (%d retired); want at most 2", s.Actors, writes, s.Retired)
+		t.Errorf("%d live entries after %d credits two days apart, each by a new process (swept: %v; %d retired); want at most 2", s.Actors, coldWrites, swept != nil, s.Retired)
 	}
+	return st
 }
 
 // TestFullAccountTakesAWriterOnceTheOldestLeft: an account filled to
@@ -92,10 +133,11 @@ func TestFullAccountTakesAWriterOnceTheOldestLeft(t *testing.T) {
 }
 
 // TestBookKeepsSightingsAcrossEviction: the records that date a writer
-// that left are deleted by a sweep; a Book that saw it idle, dropped the
-// key's Ledger (MaxOpen 1, another key written meanwhile) and writes the
-// key again RetireAfter later retires it, dated by its first sighting.
-// Without the sightings kept, each reopening dated it from then on.
+// that left are gone (deleted by a records store's TTL, here by hand); a
+// Book that saw it idle, dropped the key's Ledger (MaxOpen 1, another key
+// written meanwhile) and writes the key again RetireAfter later retires
+// it, dated by its first sighting. Without the sightings kept, each
+// reopening dated it from then on.
 func TestBookKeepsSightingsAcrossEviction(t *testing.T) {
 	ctx := context.Background()
 	clock := newFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -110,8 +152,10 @@ func TestBookKeepsSightingsAcrossEviction(t *testing.T) {
 	}
 	left := l.Writer()
 	clock.Add(48 * time.Hour)
-	if res, err := ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{Clock: clock.Now}); err != nil || res.Deleted != 1 {
-		t.Fatalf("sweep: %+v %v, want c0's record deleted", res, err)
+	if _, tok, err := st.Fetch(ctx, ledger.RecordKey("cold", "c0")); err != nil {
+		t.Fatal(err)
+	} else if err := st.Delete(ctx, ledger.RecordKey("cold", "c0"), tok); err != nil || st.Count(ledger.RecordKey("cold", "c0")) != 0 {
+		t.Fatalf("deleting c0's record: %v", err)
 	}
 	b, err := ledger.NewBook(st, ledger.BookOptions{Options: opts, MaxOpen: 1})
 	if err != nil {

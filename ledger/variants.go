@@ -29,6 +29,8 @@ const (
 	brokenCancelRefused = false
 	// a Book continues a dropped key's incarnation
 	brokenBookForgets = false
+	// a sweep keeps the records that date a live writer
+	brokenSweepDating = false
 )
 
 // route is Shard's routing: ShardOf (with the counterkit_mutants tag, a

@@ -103,8 +103,9 @@ func TestSiblingsKeysRefusals(t *testing.T) {
 }
 
 // ExampleSiblings_Keys lists a store's transaction records a page at a
-// time and deletes those past every retry window (ledger.ExpireRecords).
-// The sweep of ledger.ExpireAllRecords lists the store's keys.
+// time and deletes those past every retry window (ledger.ExpireRecords),
+// but the newest credit's, which dates its live writer. The sweep of
+// ledger.ExpireAllRecords lists the store's keys.
 var _ ledger.KeyLister = (*embedded.Siblings)(nil)
 
 func ExampleSiblings_Keys() {
@@ -141,8 +142,8 @@ func ExampleSiblings_Keys() {
 	fmt.Println("records deleted:", deleted)
 	fmt.Println("keys left:", left)
 	// Output:
-	// records deleted: 5
-	// keys left: [acct]
+	// records deleted: 4
+	// keys left: [acct counterkit.txn/55TL1A60LEJ5R4I43I2039ANQHO5TQCM]
 }
 
 // TestSiblingsKeysFromAnyKey pages from every after, with the prefix or

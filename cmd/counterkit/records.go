@@ -19,8 +19,10 @@ const gcRecordsUsage = `usage: counterkit gc records -store embedded:DIR [-after
 Deletes the transaction records of ledgers and bounded Accounts that no
 retry window can need any more (ledger.ExpireAllRecords): each key that
 starts with ledger.RecordKeyPrefix and whose every sibling is a record
-made more than -after ago. A sibling that is not a record keeps its key
-and is reported (crdt.ErrCorruptEncoding, exit status 1). The embedded
+made more than -after ago, but the newest credit's and debit's record
+of each live writer, which date it for retirement (dating; SPEC.md 6.11,
+"Storage"). A sibling that is not a record keeps its key and is
+reported (crdt.ErrCorruptEncoding, exit status 1). The embedded
 store has no TTL: a program that does not run this sweep on a timer
 itself (examples/service does, every hour) leaves a key per transaction.
 -after must be at least the longest RetryWindow of the store's ledgers
@@ -39,14 +41,15 @@ type gcRecordsResult struct {
 	After   string   `json:"after"`
 	Deleted int      `json:"deleted"`
 	Kept    int      `json:"kept"`
+	Dating  int      `json:"dating"`
 	Empty   int      `json:"empty"`
 	Damaged int      `json:"damaged"`
 	Errors  []string `json:"errors,omitempty"`
 }
 
 func (r *gcRecordsResult) writeTable(w io.Writer) {
-	fmt.Fprintf(w, "%s %s older than %s; kept %s, %d damaged%s\n", cli.Either(r.DryRun, "would delete", "deleted"),
-		plural(r.Deleted, "record key"), r.After, plural(r.Kept, "key"), r.Damaged, cli.Either(r.DryRun, " (dry run: nothing written)", ""))
+	fmt.Fprintf(w, "%s %s older than %s; kept %s, %d dating a live writer, %d damaged%s\n", cli.Either(r.DryRun, "would delete", "deleted"),
+		plural(r.Deleted, "record key"), r.After, plural(r.Kept, "key"), r.Dating, r.Damaged, cli.Either(r.DryRun, " (dry run: nothing written)", ""))
 }
 
 // keepRecords is a dry run's store: the sweep reads and judges every
@@ -91,7 +94,7 @@ func runGCRecords(args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{After: *after})
 	out := &gcRecordsResult{Store: "embedded:" + dir, DryRun: *dry, After: cmp.Or(*after, ledger.DefaultExpireAfter).String(),
-		Deleted: res.Deleted, Kept: res.Kept, Empty: res.Empty, Damaged: res.Damaged}
+		Deleted: res.Deleted, Kept: res.Kept, Dating: res.Dating, Empty: res.Empty, Damaged: res.Damaged}
 	if err != nil {
 		for _, e := range unjoin(err) {
 			if errors.Is(e, context.DeadlineExceeded) {

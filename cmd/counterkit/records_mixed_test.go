@@ -19,8 +19,9 @@ import (
 // TestGCRecordsBesideOtherData: a store that holds, beside recordsStore's
 // records, a Sharded account (its layout marker, a sub-key and an old
 // record), a partition whose name starts with the records' prefix and
-// another type's state under a record key. gc records deletes the 8 old
-// records and nothing else: the other keys and the partition stay, the
+// another type's state under a record key. gc records deletes the 7 old
+// records of acct and nothing else, keeping the Sharded's, which dates
+// its sub-key's live writer: the other keys and the partition stay, the
 // two keys that hold no record are kept and reported, each as an error
 // of its own (one line, one JSON entry), wrapping crdt.ErrCorruptEncoding.
 func TestGCRecordsBesideOtherData(t *testing.T) {
@@ -46,7 +47,7 @@ func TestGCRecordsBesideOtherData(t *testing.T) {
 	require.Equal(t, 1, code, errOut)
 	var res gcRecordsResult
 	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
-	require.Equal(t, [4]int{8, 2, 0, 2}, [4]int{res.Deleted, res.Kept, res.Empty, res.Damaged})
+	require.Equal(t, [5]int{7, 2, 1, 0, 2}, [5]int{res.Deleted, res.Kept, res.Dating, res.Empty, res.Damaged})
 	require.Len(t, res.Errors, 2, "one error per damaged key: %q", res.Errors)
 	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
 	require.Len(t, lines, 2, errOut)
@@ -61,6 +62,6 @@ func TestGCRecordsBesideOtherData(t *testing.T) {
 		return k.Shape == embedded.ShapeSiblings && ledger.IsRecordKey(k.Key) && !slices.Contains(after, k)
 	})
 	require.Equal(t, kept, after)
-	require.Len(t, before, len(after)+8)
+	require.Len(t, before, len(after)+7)
 	require.Contains(t, after, embedded.KeyInfo{Shape: embedded.ShapePartition, Key: ledger.RecordKeyPrefix + "rows", Entries: 1, Bytes: after[len(after)-1].Bytes})
 }

@@ -53,10 +53,12 @@ func recordKeys(t *testing.T, dir string) int {
 }
 
 // TestGCRecords: a dry run counts and deletes nothing; the sweep deletes
-// the 7 old records, keeps the 2 new ones and reports the damaged key
-// (exit 1, ErrCorruptEncoding); a second sweep deletes nothing; -after 1ns
-// (with -retry-window 1ns) deletes the new ones too; bad flags, an -after
-// shorter than -retry-window among them, change nothing.
+// the 7 old records (their writer retired by the other's first write),
+// keeps the 2 new ones and reports the damaged key (exit 1,
+// ErrCorruptEncoding); a second sweep deletes nothing; -after 1ns (with
+// -retry-window 1ns) deletes the older new one too, and keeps the newest,
+// which dates its live writer; bad flags, an -after shorter than
+// -retry-window among them, change nothing.
 func TestGCRecords(t *testing.T) {
 	dir := recordsStore(t)
 	emb := "embedded:" + dir
@@ -91,12 +93,12 @@ func TestGCRecords(t *testing.T) {
 	require.Equal(t, [4]int{0, 2, 0, 1}, [4]int{res.Deleted, res.Kept, res.Empty, res.Damaged})
 
 	_, res, _ = sweep("-retry-window", "1ns", "-after", "1ns")
-	require.Equal(t, [4]int{2, 0, 0, 1}, [4]int{res.Deleted, res.Kept, res.Empty, res.Damaged})
-	require.Equal(t, 1, recordKeys(t, dir))
+	require.Equal(t, [5]int{1, 0, 1, 0, 1}, [5]int{res.Deleted, res.Kept, res.Dating, res.Empty, res.Damaged})
+	require.Equal(t, 2, recordKeys(t, dir))
 
 	code, out, _ := runCmd(t, "", "gc", "records", "-store", emb)
 	require.Equal(t, 1, code)
-	require.Equal(t, "deleted 0 record keys older than 25h0m0s; kept 0 keys, 1 damaged\n", out)
+	require.Equal(t, "deleted 0 record keys older than 25h0m0s; kept 1 key, 0 dating a live writer, 1 damaged\n", out)
 }
 
 // TestGCRecordsStoreErrors: a missing directory, a damaged data file, a

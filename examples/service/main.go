@@ -158,6 +158,6 @@ func expireLoop(ctx context.Context, st *embedded.Siblings, every time.Duration,
 		if err != nil && ctx.Err() == nil {
 			log.Warn("expiring transaction records", "err", err)
 		}
-		log.Info("transaction records expired", "deleted", res.Deleted, "kept", res.Kept, "damaged", res.Damaged)
+		log.Info("transaction records expired", "deleted", res.Deleted, "kept", res.Kept, "dating", res.Dating, "damaged", res.Damaged)
 	}
 }

@@ -275,7 +275,7 @@ func TestBridgeSweepCalls(t *testing.T) {
 	st := observe.Siblings(memory.NewSiblings(), obs)
 	l, err := ledger.New(st, "acct", ledger.Options{Actor: "a"})
 	require.NoError(t, err)
-	for _, x := range []crdt.TxnID{"t1", "t2"} {
+	for _, x := range []crdt.TxnID{"t1", "t2", "t3"} { // t3's record dates a: kept
 		_, err := l.Credit(ctx, x, 1)
 		require.NoError(t, err)
 	}
@@ -288,18 +288,18 @@ func TestBridgeSweepCalls(t *testing.T) {
 	later := func() time.Time { return time.Now().Add(ledger.DefaultExpireAfter + time.Hour) }
 	res, err := ledger.ExpireAllRecords(ctx, sweepable, ledger.ExpireOptions{Clock: later})
 	require.NoError(t, err)
-	require.Equal(t, 2, res.Deleted)
+	require.Equal(t, ledger.ExpireResult{Deleted: 2, Dating: 1}, res)
 	got := map[string][]string{}
 	for _, s := range rec.Ended() {
 		a := attrs(s.Attributes()...)
 		for _, kv := range a {
-			if kv == "db.response.returned_rows=2" || kv == "db.operation.batch.size=2" {
+			if kv == "db.response.returned_rows=3" || kv == "db.operation.batch.size=2" {
 				got[s.Name()] = append(got[s.Name()], kv)
 			}
 		}
 	}
 	require.Equal(t, map[string][]string{
-		"keys tbl":         {"db.response.returned_rows=2"},
+		"keys tbl":         {"db.response.returned_rows=3"},
 		"delete_batch tbl": {"db.operation.batch.size=2"},
 	}, got)
 }
