@@ -77,8 +77,24 @@ func TestConcurrentLedger(t *testing.T) {
 	})
 	t.Run("fake-via-proxy", func(t *testing.T) {
 		skipDoubleInRealPath(t)
+		skipClientRaceOnTheDouble(t)
 		concurrentLedger(t, fakeBackend.open(t), true)
 	})
+}
+
+// skipClientRaceOnTheDouble skips t, a concurrent run through the fault
+// proxy against the double, under -race: connections the proxy closes at
+// once on one node start two of riak-go-client v1.7.0's health checks
+// (Node.doHealthCheck checks, then sets, the state under two locks), and
+// one reads the state unlocked as the other sets it
+// (ensureHealthCheckCanContinue), a race inside the pinned client that
+// failed about one CI run in twenty. The plain pass runs it; so does a
+// race pass against a real Riak (RIAK_ADDR).
+func skipClientRaceOnTheDouble(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("under -race the pinned riak-go-client races with itself on the proxy's closed connections: the plain pass runs this")
+	}
 }
 
 // concurrentLedger is TestConcurrentLedger's body for one target; faults

@@ -98,7 +98,10 @@ func TestRealRiakPathOnSharedDouble(t *testing.T) {
 					t.Run(run+"/"+bt.name, bt.fn)
 				}
 			}
-			t.Run("ConcurrentLedger", TestConcurrentLedger)
+			t.Run("ConcurrentLedger", func(t *testing.T) {
+				skipClientRaceOnTheDouble(t)
+				TestConcurrentLedger(t)
+			})
 		})
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package riak_test
+
+const raceEnabled = false
