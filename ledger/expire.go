@@ -68,8 +68,8 @@ type ExpireResult struct {
 // that transaction twice (SPEC.md 6.11, "Storage"). It keeps (Dating) a
 // key with a record of the newest credit or debit its writer's live entry
 // holds in the ledger state under the record's key, read from st: the
-// record a retirement dates that writer by (SPEC.md 6.9), at most two a
-// live writer.
+// record a retirement dates that writer by (SPEC.md 6.9), at most two
+// per live writer.
 //
 // Nothing else deletes records: on a store without a TTL, such as the
 // embedded or the memory store, each transaction leaves a key until this
@@ -117,7 +117,7 @@ func ExpireRecords(ctx context.Context, st interface {
 	}
 	var damaged []error
 	// dates holds, per key a dead record names, the newest transactions
-	// of its live writers (datingTxns).
+	// of its live writers (datingRecord).
 	dates := map[string]map[writerTxn]bool{}
 	// With a batch deleter, the keys found dead wait in pending for one
 	// DeleteBatch, and end joins its error (if any) to errs.
@@ -166,11 +166,8 @@ func ExpireRecords(ctx context.Context, st interface {
 			dead = dead && r.At.Before(oldest)
 		}
 		dating := false
-		for _, r := range recs {
-			if bad != nil || !dead || dating || brokenSweepDating {
-				break
-			}
-			if dating, err = datingRecord(ctx, st, r, dates); err != nil {
+		for i := 0; i < len(recs) && bad == nil && dead && !dating && !brokenSweepDating; i++ {
+			if dating, err = datingRecord(ctx, st, recs[i], dates); err != nil {
 				return end(err)
 			}
 		}
