@@ -56,7 +56,9 @@ riak       the bucket's properties as Riak returns them (quorums by name:
 embedded   DB.Verify (the engine's structure, the buckets' digests, the
            checksum of every stored value and the encoding of every
            tombstone), then a read of every key through the adapter. Any
-           error fails the check. It runs in a child process: a file
+           error fails the check. It does not decode the values: one that
+           its counter cannot read (damaged before it was written,
+           another type's) passes; get or inspect decodes a key's. It runs in a child process: a file
            that crashes the engine fails the check
            (crdt.ErrCorruptEncoding), one that makes it loop is stopped at
            -timeout (crdt.ErrUnavailable). The directory must not be in use.

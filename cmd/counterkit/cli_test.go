@@ -137,7 +137,7 @@ func TestEmbeddedCommandsGolden(t *testing.T) {
 		{"list", "-store", "embedded:" + filepath.Join(dir, "..", "compacted"), "-kind", "siblings"},
 	})
 	out = strings.ReplaceAll(out, filepath.Join(filepath.Dir(dir), "compacted"), "COMPACTED")
-	out = regexp.MustCompile(`\d+ bytes to \d+`).ReplaceAllString(out, "N bytes to M")
+	out = regexp.MustCompile(`\d+ bytes in use before, a \d+-byte file`).ReplaceAllString(out, "N bytes in use before, a M-byte file")
 	golden(t, "embedded-commands.golden", out)
 }
 

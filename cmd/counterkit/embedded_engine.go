@@ -286,7 +286,7 @@ type compactResult struct {
 }
 
 func (r *compactResult) writeTable(w io.Writer) {
-	fmt.Fprintf(w, "compacted %s into %s: %d bytes to %d, %s, verified\n", r.From, r.To, r.BytesBefore, r.BytesAfter, plural(r.Keys, "key"))
+	fmt.Fprintf(w, "compacted %s into %s: %d bytes in use before, a %d-byte file after (the engine grows a small file in steps), %s, verified\n", r.From, r.To, r.BytesBefore, r.BytesAfter, plural(r.Keys, "key"))
 }
 
 func runCompactEmbedded(args []string, stdout, stderr io.Writer) int {

@@ -40,7 +40,9 @@ Reads one key and prints its value and what is stored under it.
 Sibling keys (-type ledger, gcounter, pncounter or bounded; any store): every
 sibling is decoded and described as inspect does, and the value is the
 merge of all of them, computed by the counter's own driver (ledger.Value,
-statestore.Load, bounded's Merge) on exactly the siblings printed.
+statestore.Load, bounded's Merge) on exactly the siblings printed. A
+ledger, gcounter or pncounter value past int64, which the driver's Value
+refuses (crdt.ErrOverflow), is printed exact, from the merged state.
 
 A balance.Transactions account (-type transactions; embedded and
 cassandra): KEY is the account; its layout is read from its marker
@@ -193,6 +195,7 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	if err := cmp.Or(checkTimeout(*cf.timeout),
 		invalidIf(fs.NArg() != 1, "give exactly one KEY (got %d arguments)", fs.NArg()),
 		invalidIf(*maxRows < 1, "-max-rows must be at least 1, not %d", *maxRows), oerr, serr,
+		invalidIf(*typ == "transactions" && *maxRows < balance.MaxRows, "-max-rows is -type transactions' BacklogRows, at least %d, not %d", balance.MaxRows, *maxRows),
 		invalidIf(!isSibling && !isPartition, "-type must be one of %s, not %q", strings.Join(slices.Concat(siblingTypes, partitionTypes, []string{"transactions"}), ", "), *typ),
 		invalidIf(isPartition && spec.kind == "riak", "riak holds sibling keys only, not %s", *typ),
 		cli.Usage(crdt.ValidateKey("key", key))); err != nil {
@@ -210,7 +213,7 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	case isSibling:
 		err = getSiblings(ctx, b.siblings, key, *typ, o, res)
 	case *typ == "transactions":
-		err = getTransactions(ctx, b.partitions, key, max(*maxRows, balance.MaxRows), res)
+		err = getTransactions(ctx, b.partitions, key, *maxRows, res)
 	default:
 		err = getPartition(ctx, b.partitions, key, *typ, *maxRows, cli.Either(*complete, store.ReadComplete, store.ReadAny), res)
 	}

@@ -592,7 +592,7 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 			if d := drop.last(); len(d) > 0 {
 				what = cli.Either(*dry, "would drop ", "dropped ") + plural(len(d), "corrupt sibling") + " (" + strings.Join(d, "; ") + "); " + what
 			}
-			return fmt.Sprintf("%s (value %d, %s, %s in history, %d folded)", what, c.Value(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
+			return fmt.Sprintf("%s (value %s, %s, %s in history, %d folded)", what, c.BigValue(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
 		}
 	}
 }

@@ -33,7 +33,7 @@ commands:
   get               read a key from a store: its value, and every sibling or
                     row stored under it
   check             check a store: a Cassandra keyspace's configuration, a
-                    Riak bucket's, or an embedded store's every byte
+                    Riak bucket's, or an embedded store's every checksum
   list              list the keys of an embedded store
   stats             print the size of an embedded store, per engine bucket
   backup            copy an embedded store (DB.Backup), or download a running

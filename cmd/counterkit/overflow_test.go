@@ -15,7 +15,8 @@ import (
 
 // TestGetLedgerPastInt64: two ledger states written without seeing each
 // other credit 2^63 − 1 and 2 (SPEC.md 6.2). get prints the exact merged
-// value, and inspect each sibling's, rather than failing or clamping.
+// value, and inspect each sibling's, rather than failing or clamping; so
+// does find ledger, which collapses them (it printed the value clamped).
 func TestGetLedgerPastInt64(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	db, err := embedded.Open(dir, embedded.Options{})
@@ -34,4 +35,9 @@ func TestGetLedgerPastInt64(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, `"value": 9223372036854775809`)
 	require.Contains(t, out, `"value": 9223372036854775807`, "the first sibling's own value")
+	for _, dry := range []string{"-dry-run", "-dry-run=false"} {
+		code, out, errOut = runCmd(t, "", "find", "ledger", "-store", "embedded:"+dir, dry, "big")
+		require.Equal(t, 0, code, errOut)
+		require.Contains(t, out, "value 9223372036854775809,", dry)
+	}
 }

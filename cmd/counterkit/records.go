@@ -36,20 +36,28 @@ be in use by a service.
 
 // gcRecordsResult is what gc records prints.
 type gcRecordsResult struct {
-	Store   string   `json:"store"`
-	DryRun  bool     `json:"dry_run"`
-	After   string   `json:"after"`
-	Deleted int      `json:"deleted"`
-	Kept    int      `json:"kept"`
-	Dating  int      `json:"dating"`
-	Empty   int      `json:"empty"`
-	Damaged int      `json:"damaged"`
-	Errors  []string `json:"errors,omitempty"`
+	Store   string `json:"store"`
+	DryRun  bool   `json:"dry_run"`
+	After   string `json:"after"`
+	Deleted int    `json:"deleted"`
+	Kept    int    `json:"kept"`
+	Dating  int    `json:"dating"`
+	Empty   int    `json:"empty"`
+	Damaged int    `json:"damaged"`
+	// Errors: one per damaged key, and the failure that ended the sweep,
+	// each with the sentinels it wraps, as a job's results give them.
+	Errors []sweepError `json:"errors,omitempty"`
 }
 
 func (r *gcRecordsResult) writeTable(w io.Writer) {
 	fmt.Fprintf(w, "%s %s older than %s; kept %s, %d dating a live writer, %d damaged%s\n", cli.Either(r.DryRun, "would delete", "deleted"),
 		plural(r.Deleted, "record key"), r.After, plural(r.Kept, "key"), r.Dating, r.Damaged, cli.Either(r.DryRun, " (dry run: nothing written)", ""))
+}
+
+// sweepError is an error of the sweep and the sentinels it wraps.
+type sweepError struct {
+	Error    string `json:"error"`
+	Sentinel string `json:"sentinel,omitempty"`
 }
 
 // keepRecords is a dry run's store: the sweep reads and judges every
@@ -100,7 +108,7 @@ func runGCRecords(args []string, stdout, stderr io.Writer) int {
 			if errors.Is(e, context.DeadlineExceeded) {
 				e = fmt.Errorf("%w: the sweep did not finish within -timeout and was stopped (%v); what it deleted stays deleted, and the next sweep takes up the rest", crdt.ErrUnavailable, e)
 			}
-			out.Errors = append(out.Errors, redact(e))
+			out.Errors = append(out.Errors, sweepError{Error: redact(e), Sentinel: sentinelName(e)})
 			fail(stderr, c.name, e)
 		}
 	}

@@ -81,6 +81,7 @@ func TestGCRecords(t *testing.T) {
 	require.Equal(t, 1, code, errOut)
 	require.Equal(t, gcRecordsResult{Store: emb, DryRun: true, After: "25h0m0s", Deleted: 7, Kept: 2, Damaged: 1, Errors: res.Errors}, res)
 	require.Len(t, res.Errors, 1)
+	require.Equal(t, "crdt.ErrCorruptEncoding", res.Errors[0].Sentinel, res.Errors[0].Error)
 	require.Contains(t, errOut, "crdt.ErrCorruptEncoding")
 	require.Equal(t, 10, recordKeys(t, dir), "a dry run deleted")
 

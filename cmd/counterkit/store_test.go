@@ -203,6 +203,7 @@ func TestGetErrors(t *testing.T) {
 		{"invalid key", []string{"-store", emb, "-type", "ledger", "a\x00b"}, 2, "crdt.ErrInvalidKey"},
 		{"bad flag", []string{"-nope"}, 2, "unknown flag: --nope"},
 		{"max-rows 0", []string{"-store", emb, "-type", "tally", "-max-rows", "0", "pageviews"}, 2, "-max-rows must be at least 1, not 0"},
+		{"transactions max-rows below BacklogRows", []string{"-store", emb, "-type", "transactions", "-max-rows", "99999", "acct"}, 2, "-max-rows is -type transactions' BacklogRows, at least 100000, not 99999"},
 		{"bad output", []string{"-store", emb, "-type", "tally", "-o", "xml", "pageviews"}, 2, "-o must be table or json"},
 		{"two keys", []string{"-store", emb, "-type", "tally", "pageviews", "latency"}, 2, "give exactly one KEY (got 2 arguments)"},
 		{"bad window", []string{"-store", emb, "-type", "bounded", "-window", "-1", "b"}, 2, "-window must be in [0, "},

@@ -75,7 +75,12 @@ package ckotel
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"reflect"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -85,6 +90,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.43.0/dbconv"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/observe"
 )
 
@@ -127,14 +133,20 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 	// DBSystem is db.system.name for store calls whose backend the
 	// wrapper could not tell (observe.Event.System empty): the name of the
-	// database, in lower case. Calls of an unknown backend without it
-	// have no db.system.name.
+	// database in the semantic conventions' form: lower case letters,
+	// digits, '_', '.' and '-', starting with a letter ("cassandra",
+	// "other_sql"). Calls of an unknown backend without it have no
+	// db.system.name.
 	DBSystem string
 	// DBNamespace and DBCollection are db.namespace and db.collection.name
 	// of store calls: Cassandra's keyspace and table, Riak's bucket type
-	// and bucket. Empty values are left out.
+	// and bucket, valid UTF-8 without control characters. Empty values
+	// are left out.
 	DBNamespace, DBCollection string
 }
+
+// dbSystemName is the form of a db.system.name value.
+var dbSystemName = regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`)
 
 type bridge struct {
 	tracer trace.Tracer
@@ -147,8 +159,18 @@ type bridge struct {
 }
 
 // New returns an Observer (an observe.Starter) recording into the
-// providers of o. The error is the meter's error creating an instrument.
+// providers of o. The error wraps crdt.ErrInvalidConfig for a DBSystem,
+// DBNamespace or DBCollection not of the form Options gives, or is the
+// meter's error creating an instrument.
 func New(o Options) (observe.Observer, error) {
+	if o.DBSystem != "" && !dbSystemName.MatchString(o.DBSystem) {
+		return nil, fmt.Errorf("%w: ckotel: DBSystem %q is not a db.system.name (lower case letters, digits, '_', '.' and '-', starting with a letter)", crdt.ErrInvalidConfig, o.DBSystem)
+	}
+	for _, f := range []struct{ name, v string }{{"DBNamespace", o.DBNamespace}, {"DBCollection", o.DBCollection}} {
+		if !utf8.ValidString(f.v) || strings.ContainsFunc(f.v, unicode.IsControl) {
+			return nil, fmt.Errorf("%w: ckotel: %s %q is not valid UTF-8 without control characters", crdt.ErrInvalidConfig, f.name, f.v)
+		}
+	}
 	mp := orGlobal(o.MeterProvider, otel.GetMeterProvider)
 	tp := orGlobal(o.TracerProvider, otel.GetTracerProvider)
 	m := mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version), metric.WithSchemaURL(semconv.SchemaURL))

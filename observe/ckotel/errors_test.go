@@ -2,6 +2,7 @@ package ckotel_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -62,4 +63,24 @@ func TestSpanErrorsAndConflicts(t *testing.T) {
 		got = append(got, p.Value)
 	}
 	require.Equal(t, []int64{1}, got)
+}
+
+// TestNewRefusesMalformedDBNames: a DBSystem that is not a db.system.name
+// (capitals, a space, a leading digit) and a namespace or
+// collection with a control character or invalid UTF-8 are refused with
+// crdt.ErrInvalidConfig; the well-formed ones are accepted.
+func TestNewRefusesMalformedDBNames(t *testing.T) {
+	for _, o := range []ckotel.Options{
+		{DBSystem: "Cassandra DB"}, {DBSystem: "has space"}, {DBSystem: " "}, {DBSystem: "1kv"},
+		{DBNamespace: "ks\x00"}, {DBCollection: "tbl\n"}, {DBCollection: "\xff"},
+	} {
+		if _, err := ckotel.New(o); !errors.Is(err, crdt.ErrInvalidConfig) {
+			t.Errorf("%+v: %v, want crdt.ErrInvalidConfig", o, err)
+		}
+	}
+	for _, o := range []ckotel.Options{{DBSystem: "cassandra"}, {DBSystem: "other_sql"}, {DBSystem: "aws.dynamodb"}, {DBSystem: "inhouse-kv", DBNamespace: "billing", DBCollection: "balances"}} {
+		if _, err := ckotel.New(o); err != nil {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
 }
