@@ -32,8 +32,10 @@
 // away Options.RetiredGrace later (SPEC.md 6.10), so occasional restarts
 // and evictions leave nothing behind (an incarnation that wrote and left
 // is dated by its records, of which ExpireAllRecords keeps those that
-// date a live writer; one whose records a records store's TTL deleted
-// stays until a ledger has seen it idle that long: SPEC.md 6.9). In
+// date a live writer, reading the accounts from ExpireOptions.Accounts
+// when the records have a store of their own; one whose records a
+// records store's TTL deleted stays until a ledger has seen it idle that
+// long: SPEC.md 6.9). In
 // SPEC.md 6.9's words, an account
 // "takes at most MaxActors (4096) new incarnations per RetireAfter (1
 // hour)": one more fails with crdt.ErrTooLarge until the oldest has been

@@ -35,6 +35,15 @@ type ExpireOptions struct {
 	// Page is how many keys ExpireAllRecords lists and expires at a time.
 	// Zero means DefaultExpirePage; negative is refused.
 	Page int
+	// Accounts is the store of the accounts whose records the sweep
+	// reads, when it is not the swept store: the ledgers' store when
+	// their Options.Records is another. The sweep reads the state a
+	// record names there to keep the records that date a live writer
+	// (Dating); nil reads the swept store, where a records store of
+	// their own holds no state, so that every expired record goes and a
+	// writer that left stays live on an account written less often than
+	// After, each time by a new process.
+	Accounts store.Siblings
 }
 
 // DefaultExpirePage is ExpireOptions.Page when it is zero.
@@ -67,9 +76,11 @@ type ExpireResult struct {
 // that held a write in doubt, an owed record or a watch for longer counts
 // that transaction twice (SPEC.md 6.11, "Storage"). It keeps (Dating) a
 // key with a record of the newest credit or debit its writer's live entry
-// holds in the ledger state under the record's key, read from st: the
-// record a retirement dates that writer by (SPEC.md 6.9), at most two
-// per live writer.
+// holds in the ledger state under the record's key, read from
+// opts.Accounts (nil: st): the record a retirement dates that writer by
+// (SPEC.md 6.9), two per live writer in each sibling of the state; a
+// state that does not decode but as another type's value keeps every
+// record naming it.
 //
 // Nothing else deletes records: on a store without a TTL, such as the
 // embedded or the memory store, each transaction leaves a key until this
@@ -119,6 +130,7 @@ func ExpireRecords(ctx context.Context, st interface {
 	// dates holds, per key a dead record names, the newest transactions
 	// of its live writers (datingRecord).
 	dates := map[string]map[writerTxn]bool{}
+	accounts := cmp.Or[store.Siblings](opts.Accounts, st)
 	// With a batch deleter, the keys found dead wait in pending for one
 	// DeleteBatch, and end joins its error (if any) to errs.
 	batch, _ := st.(store.SiblingBatchDeleter)
@@ -167,7 +179,7 @@ func ExpireRecords(ctx context.Context, st interface {
 		}
 		dating := false
 		for i := 0; i < len(recs) && bad == nil && dead && !dating && !brokenSweepDating; i++ {
-			if dating, err = datingRecord(ctx, st, recs[i], dates); err != nil {
+			if dating, err = datingRecord(ctx, accounts, recs[i], dates); err != nil {
 				return end(err)
 			}
 		}
@@ -280,8 +292,9 @@ type writerTxn struct {
 // datingRecord reports whether r is the record of the newest credit or
 // debit that r.Writer's live entry holds in the ledger state st keeps
 // under r.Key (in any sibling), which dates that writer once it has left
-// (SPEC.md 6.9). dates caches each key's such transactions. A key that
-// is not a ledger's, holds nothing, or does not decode dates no one.
+// (SPEC.md 6.9). dates caches each key's such transactions (nil: all, a
+// state that does not decode). A key that is not a ledger's (invalid, a
+// record's, empty, another type's value) dates no one.
 func datingRecord(ctx context.Context, st store.Siblings, r Record, dates map[string]map[writerTxn]bool) (bool, error) {
 	if r.Key == "" || IsRecordKey(r.Key) || crdt.ValidateKey("", r.Key) != nil {
 		return false, nil
@@ -295,8 +308,11 @@ func datingRecord(ctx context.Context, st store.Siblings, r Record, dates map[st
 		newest = map[writerTxn]bool{}
 		for _, b := range sibs {
 			var c tpncounter.Counter
-			if c.UnmarshalBinary(b) != nil {
-				continue // another type's value, or damaged: its own calls report it
+			if err := c.UnmarshalBinary(b); errors.Is(err, crdt.ErrTypeMismatch) {
+				continue // no ledger's state
+			} else if err != nil {
+				newest = nil // damaged, or a newer format: which records date a writer cannot be told
+				break
 			}
 			for a := range c.LiveActors() {
 				for _, txn := range newestTxns(&c, a) {
@@ -306,5 +322,5 @@ func datingRecord(ctx context.Context, st store.Siblings, r Record, dates map[st
 		}
 		dates[r.Key] = newest
 	}
-	return newest[writerTxn{r.Writer, r.Txn}], nil
+	return newest == nil || newest[writerTxn{r.Writer, r.Txn}], nil
 }

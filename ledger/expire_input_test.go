@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/ledger/ledgertest"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tpncounter"
 )
 
 // deadRecords: n records of acct made two days before now, past every
@@ -199,18 +201,23 @@ func TestExpireAllRecordsJoinsOneErrorPerDamagedKey(t *testing.T) {
 // transaction as the newest credit or debit of its writer's live entry:
 // both of a writer that credited and debited; not an older one, nor one
 // of a writer since retired, nor one naming a key that holds another
-// type's value, a damaged one, or nothing (a records store of their own);
-// a failed read of the key ends the sweep with that key left.
+// type's value or nothing (a records store of their own, unless
+// ExpireOptions.Accounts names the accounts' store); every one naming a
+// state that does not decode (which it cannot judge); a failed read of
+// the key ends the sweep with that key left.
 func TestExpireRecordsDatingNeedsALiveWriter(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	clock := newFakeClock(t0)
-	sweep := func(st ledgertest.SweepStore, txns ...crdt.TxnID) (ledger.ExpireResult, error) {
+	sweepIn := func(st ledgertest.SweepStore, accounts store.Siblings, txns ...crdt.TxnID) (ledger.ExpireResult, error) {
 		var keys []string
 		for _, x := range txns {
 			keys = append(keys, ledger.RecordKey("acct", x))
 		}
-		return ledger.ExpireRecords(ctx, st, keys, ledger.ExpireOptions{Clock: clock.Now})
+		return ledger.ExpireRecords(ctx, st, keys, ledger.ExpireOptions{Clock: clock.Now, Accounts: accounts})
+	}
+	sweep := func(st ledgertest.SweepStore, txns ...crdt.TxnID) (ledger.ExpireResult, error) {
+		return sweepIn(st, nil, txns...)
 	}
 	st := memory.NewSiblings()
 	l, err := ledger.New(st, "acct", ledger.Options{Actor: "w", Clock: clock.Now})
@@ -242,23 +249,38 @@ func TestExpireRecordsDatingNeedsALiveWriter(t *testing.T) {
 		t.Fatalf("a failed read of the account: %v, want errFetch and the key kept", err)
 	}
 
-	// The key holds another type's value, damaged bytes, or nothing.
-	for _, v := range [][]byte{nil, []byte("not a state"), func() []byte {
-		g := gcounter.New()
-		_ = g.Increment("a", 1)
-		b, _ := g.MarshalBinary()
-		return b
-	}()} {
+	// The key holds another type's value, nothing (a records store of
+	// their own, but with Accounts), damaged bytes, or a newer format.
+	gc := gcounter.New()
+	_ = gc.Increment("a", 1)
+	gb, _ := gc.MarshalBinary()
+	acct, _, _ := st.Fetch(ctx, "acct")
+	newer := slices.Clone(acct[0])
+	newer[1+1+len("tpncounter")] = 99 // the envelope's format version
+	if err := new(tpncounter.Counter).UnmarshalBinary(newer); !errors.Is(err, crdt.ErrUnsupportedVersion) {
+		t.Fatalf("a state of format 99: %v, want ErrUnsupportedVersion", err)
+	}
+	for _, c := range []struct {
+		v        []byte
+		accounts store.Siblings
+		want     ledger.ExpireResult
+	}{
+		{gb, nil, ledger.ExpireResult{Deleted: 2}},
+		{nil, nil, ledger.ExpireResult{Deleted: 2}},
+		{nil, st, ledger.ExpireResult{Dating: 2}},
+		{[]byte("not a state"), nil, ledger.ExpireResult{Dating: 2}},
+		{newer, nil, ledger.ExpireResult{Dating: 2}},
+	} {
 		other := memory.NewSiblings()
 		for _, x := range []crdt.TxnID{"c2", "d2"} {
 			sibs, _, _ := st.Fetch(ctx, ledger.RecordKey("acct", x))
 			_ = other.Put(ctx, ledger.RecordKey("acct", x), "w", sibs[0], nil)
 		}
-		if v != nil {
-			_ = other.Put(ctx, "acct", "w", v, nil)
+		if c.v != nil {
+			_ = other.Put(ctx, "acct", "w", c.v, nil)
 		}
-		if res, err := sweep(other, "c2", "d2"); err != nil || res != (ledger.ExpireResult{Deleted: 2}) {
-			t.Fatalf("the key holding %.12q: %+v %v, want both deleted", v, res, err)
+		if res, err := sweepIn(other, c.accounts, "c2", "d2"); err != nil || res != c.want {
+			t.Fatalf("the key holding %.12q (accounts %v): %+v %v, want %+v", c.v, c.accounts != nil, res, err, c.want)
 		}
 	}
 

@@ -37,10 +37,10 @@ const MaxRetryWindow = 400 * 24 * time.Hour
 // Version (tpncounter.Counter.Version) in the state that landed it. It is
 // stored under RecordKey of the account and the transaction. Key, when
 // set, is the key whose state holds Writer's entry (format version 2:
-// what a ledger writes; a Sharded's sub-ledger names its sub-key, since
-// its records are the account's); "" (version 1, which earlier releases
-// wrote for a plain ledger) names no key: every reader takes the record
-// as its own key's.
+// what a Sharded's sub-ledger writes, since its records are the
+// account's, and a ledger whose records store lists its keys, for the
+// sweep); "" (version 1) names no key: every reader takes the record as
+// its own key's.
 type Record = txnrec.Record
 
 // RecordKey is the store key of txn's record for account: a fixed prefix
@@ -347,11 +347,15 @@ func (l *Ledger) takeOut(w crdt.ActorID, v uint64, given bool, txns ...crdt.TxnI
 	return nil
 }
 
-// putRecord puts rec under its key with token, naming this ledger's key
-// in it: a Sharded's sub-key, and the key a sweep reads to tell whether
-// the record dates a live writer (ExpireRecords).
+// putRecord puts rec under its key with token. A Sharded's sub-ledger
+// names its sub-key in it, and so does a ledger whose records store lists
+// its keys (KeyLister), which a sweep runs over: it reads the key to tell
+// whether the record dates a live writer (ExpireRecords). Others write
+// version 1, which every release reads.
 func (l *Ledger) putRecord(ctx context.Context, rec Record, token store.Token) error {
-	rec.Key = l.key
+	if _, swept := l.records.(KeyLister); swept || l.indexBase != l.key {
+		rec.Key = l.key
+	}
 	b, err := rec.MarshalBinary()
 	if err == nil {
 		err = l.records.Put(ctx, RecordKey(l.indexBase, rec.Txn), l.writer, b, token)

@@ -27,7 +27,7 @@ import (
 // the writer of the last credit, and the one before it (written by a
 // process that saw it for the first time, and so idle since then).
 func TestColdAccountRetiresWritersThatLeft(t *testing.T) {
-	coldAccount(t, nil)
+	coldAccount(t, false, nil)
 }
 
 // TestColdAccountSweptRetiresWritersThatLeft: as above, with
@@ -39,19 +39,21 @@ func TestColdAccountRetiresWritersThatLeft(t *testing.T) {
 // not one per credit. A sweep that deleted every expired record left
 // one live entry per credit.
 func TestColdAccountSweptRetiresWritersThatLeft(t *testing.T) {
-	deleted := 0
-	st := coldAccount(t, func(i int, res ledger.ExpireResult, err error) {
-		if err != nil || res.Kept != 0 || res.Damaged != 0 || res.Dating > 2 {
-			t.Fatalf("sweep %d: %+v %v, want at most 2 keys dating a writer, none kept or damaged", i, res, err)
+	for _, own := range []bool{false, true} {
+		deleted := 0
+		recs := coldAccount(t, own, func(i int, res ledger.ExpireResult, err error) {
+			if err != nil || res.Kept != 0 || res.Damaged != 0 || res.Dating > 2 {
+				t.Fatalf("records store of their own %v, sweep %d: %+v %v, want at most 2 keys dating a writer, none kept or damaged", own, i, res, err)
+			}
+			deleted += res.Deleted
+		})
+		keys, err := recs.Keys(context.Background(), ledger.RecordKeyPrefix, "", 1000)
+		if err != nil {
+			t.Fatal(err)
 		}
-		deleted += res.Deleted
-	})
-	keys, err := st.Keys(context.Background(), ledger.RecordKeyPrefix, "", 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(keys) > 3 || deleted < coldWrites-3 {
-		t.Errorf("%d record keys left and %d deleted after %d credits; want at most 3 left", len(keys), deleted, coldWrites)
+		if len(keys) > 3 || deleted < coldWrites-3 {
+			t.Errorf("records store of their own %v: %d record keys left and %d deleted after %d credits; want at most 3 left", own, len(keys), deleted, coldWrites)
+		}
 	}
 }
 
@@ -60,19 +62,27 @@ const coldWrites = 20
 
 // coldAccount credits account "cold" coldWrites times two days apart,
 // each time by a new Book, first sweeping the records (ExpireAllRecords
-// at its defaults; its result goes to swept) unless swept is nil, and
-// checks that the value is exact and that at most two entries are live.
-func coldAccount(t *testing.T, swept func(i int, res ledger.ExpireResult, err error)) *memory.Siblings {
+// at its defaults but Accounts; its result goes to swept) unless swept is
+// nil, and checks that the value is exact and that at most two entries
+// are live. With own, the records are in a store of their own
+// (Options.Records), which it returns, and the sweep names the accounts'
+// store (ExpireOptions.Accounts).
+func coldAccount(t *testing.T, own bool, swept func(i int, res ledger.ExpireResult, err error)) *memory.Siblings {
 	t.Helper()
 	ctx := context.Background()
 	clock := newFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	st := memory.NewSiblings()
+	st, recs := memory.NewSiblings(), memory.NewSiblings()
+	opts := ledger.Options{Actor: "billing", Clock: clock.Now, Records: recs}
+	sweep := ledger.ExpireOptions{Clock: clock.Now, Accounts: st}
+	if !own {
+		recs, opts.Records, sweep.Accounts = st, nil, nil
+	}
 	for i := range coldWrites {
 		if swept != nil {
-			res, err := ledger.ExpireAllRecords(ctx, st, ledger.ExpireOptions{Clock: clock.Now})
+			res, err := ledger.ExpireAllRecords(ctx, recs, sweep)
 			swept(i, res, err)
 		}
-		b, err := ledger.NewBook(st, ledger.BookOptions{Options: ledger.Options{Actor: "billing", Clock: clock.Now}})
+		b, err := ledger.NewBook(st, ledger.BookOptions{Options: opts})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +91,7 @@ func coldAccount(t *testing.T, swept func(i int, res ledger.ExpireResult, err er
 		}
 		clock.Add(48 * time.Hour)
 	}
-	reader, err := ledger.New(st, "cold", ledger.Options{Actor: "reader", Clock: clock.Now})
+	reader, err := ledger.New(st, "cold", ledger.Options{Actor: "reader", Clock: clock.Now, Records: opts.Records})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,9 +104,9 @@ func coldAccount(t *testing.T, swept func(i int, res ledger.ExpireResult, err er
 		t.Errorf("value %d, want %d", v, coldWrites)
 	}
 	if s.Actors > 2 {
-		t.Errorf("%d live entries after %d credits two days apart, each by a new process (swept: %v; %d retired); want at most 2", s.Actors, coldWrites, swept != nil, s.Retired)
+		t.Errorf("%d live entries after %d credits two days apart, each by a new process (swept: %v, records store of their own: %v; %d retired); want at most 2", s.Actors, coldWrites, swept != nil, own, s.Retired)
 	}
-	return st
+	return recs
 }
 
 // TestFullAccountTakesAWriterOnceTheOldestLeft: an account filled to

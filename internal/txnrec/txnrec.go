@@ -27,10 +27,11 @@ type Record struct {
 	Writer  crdt.ActorID
 	At      time.Time
 	Version uint64
-	// Key is the key whose state holds Writer's entry (format version 2,
-	// what a ledger writes: a Sharded ledger's sub-ledger names its
-	// sub-key, since its records are the account's). "" (version 1) names
-	// no key: every reader takes the record as its own key's.
+	// Key is the key whose state holds Writer's entry (format version 2:
+	// a Sharded ledger's sub-ledger names its sub-key, since its records
+	// are the account's, and a ledger whose records store a sweep runs
+	// over names its key). "" (version 1) names no key: every reader
+	// takes the record as its own key's.
 	Key string
 }
 
