@@ -78,9 +78,9 @@ type ExpireResult struct {
 // key with a record of the newest credit or debit its writer's live entry
 // holds in the ledger state under the record's key, read from
 // opts.Accounts (nil: st): the record a retirement dates that writer by
-// (SPEC.md 6.9), two per live writer in each sibling of the state; a
-// state that does not decode but as another type's value keeps every
-// record naming it.
+// (SPEC.md 6.9), two per live writer in each sibling of the state. A
+// state that does not decode, unless it is another type's value, keeps
+// every record naming it.
 //
 // Nothing else deletes records: on a store without a TTL, such as the
 // embedded or the memory store, each transaction leaves a key until this

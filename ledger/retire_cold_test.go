@@ -109,24 +109,28 @@ func coldAccount(t *testing.T, own bool, swept func(i int, res ledger.ExpireResu
 	return recs
 }
 
+// creditAsNewProcess credits txn (1) on "acct" through a new Ledger, as
+// a process started for that one call; it returns the call's error.
+func creditAsNewProcess(t *testing.T, st *memory.Siblings, opts ledger.Options, txn string) error {
+	t.Helper()
+	l, err := ledger.New(st, "acct", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.Credit(context.Background(), crdt.TxnID(txn), 1)
+	return err
+}
+
 // TestFullAccountTakesAWriterOnceTheOldestLeft: an account filled to
 // MaxActors by restarts, then idle for two days, takes the next new
 // writer: its first write retires the oldest entries, dated by their
 // records, though they are past RetryWindow and no ledger saw them idle.
 func TestFullAccountTakesAWriterOnceTheOldestLeft(t *testing.T) {
-	ctx := context.Background()
 	const maxActors = 8
 	clock := newFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	st := memory.NewSiblings()
 	opts := ledger.Options{Actor: "a", Clock: clock.Now, Counter: tpncounter.Options{MaxActors: maxActors}}
-	credit := func(txn string) error {
-		l, err := ledger.New(st, "acct", opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = l.Credit(ctx, crdt.TxnID(txn), 1)
-		return err
-	}
+	credit := func(txn string) error { return creditAsNewProcess(t, st, opts, txn) }
 	for i := range maxActors {
 		if err := credit(fmt.Sprint("fill", i)); err != nil {
 			t.Fatalf("credit %d: %v", i, err)
@@ -198,20 +202,12 @@ func TestBookKeepsSightingsAcrossEviction(t *testing.T) {
 // already past the window: a new process is refused 1 ns before the
 // oldest has been idle RetireAfter, and applied at exactly RetireAfter.
 func TestAdmissionAtRetireAfterByRecordsPastTheWindow(t *testing.T) {
-	ctx := context.Background()
 	const maxActors = 8
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := newFakeClock(t0)
 	st := memory.NewSiblings()
 	opts := ledger.Options{Actor: "a", Clock: clock.Now, RetryWindow: 30 * time.Minute, Counter: tpncounter.Options{MaxActors: maxActors}}
-	credit := func(txn string) error {
-		l, err := ledger.New(st, "acct", opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = l.Credit(ctx, crdt.TxnID(txn), 1)
-		return err
-	}
+	credit := func(txn string) error { return creditAsNewProcess(t, st, opts, txn) }
 	for i := range maxActors {
 		clock.Set(t0.Add(time.Duration(i) * time.Minute))
 		if err := credit(fmt.Sprint("fill", i)); err != nil {
