@@ -213,6 +213,13 @@ func ExpireRecords(ctx context.Context, st interface {
 // a valid key with RecordKeyPrefix, with crdt.ErrMisconfiguredStore,
 // before it reads the page. A key listed again on a later page without a
 // loop is judged, and counted, again.
+//
+// A ledger whose records store is a KeyLister names its key in its
+// records, which lets a sweep keep those that date its writers (SPEC.md
+// 6.11, "Storage"): a wrapper of such a store (metrics, faults) must list
+// keys too, as observe's wrappers and faulty.Siblings.Store do, or a
+// sweep of the store beneath deletes the records that date the writers of
+// an account written less often than After.
 type KeyLister interface {
 	Keys(ctx context.Context, prefix, after string, limit int) ([]string, error)
 }

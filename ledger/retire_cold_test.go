@@ -12,6 +12,8 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -27,7 +29,7 @@ import (
 // the writer of the last credit, and the one before it (written by a
 // process that saw it for the first time, and so idle since then).
 func TestColdAccountRetiresWritersThatLeft(t *testing.T) {
-	coldAccount(t, false, nil)
+	coldAccount(t, false, nil, nil)
 }
 
 // TestColdAccountSweptRetiresWritersThatLeft: as above, with
@@ -41,7 +43,7 @@ func TestColdAccountRetiresWritersThatLeft(t *testing.T) {
 func TestColdAccountSweptRetiresWritersThatLeft(t *testing.T) {
 	for _, own := range []bool{false, true} {
 		deleted := 0
-		recs := coldAccount(t, own, func(i int, res ledger.ExpireResult, err error) {
+		recs := coldAccount(t, own, nil, func(i int, res ledger.ExpireResult, err error) {
 			if err != nil || res.Kept != 0 || res.Damaged != 0 || res.Dating > 2 {
 				t.Fatalf("records store of their own %v, sweep %d: %+v %v, want at most 2 keys dating a writer, none kept or damaged", own, i, res, err)
 			}
@@ -57,6 +59,22 @@ func TestColdAccountSweptRetiresWritersThatLeft(t *testing.T) {
 	}
 }
 
+// TestColdAccountSweptBehindAWrapper: as above, the Books writing through
+// a wrapper of the store (store/faulty, no faults: its Store(), which
+// lists keys as the memory store does), the sweep running on the store
+// itself. Through a wrapper that hid Keys, the ledgers named no key in
+// their records, the sweep found no writer they date, and every credit
+// left a live entry (40 of 40 in the review that found it).
+func TestColdAccountSweptBehindAWrapper(t *testing.T) {
+	coldAccount(t, false, func(st store.Siblings) store.Siblings {
+		return faulty.NewSiblings(st, faulty.Options{}).Store()
+	}, func(i int, res ledger.ExpireResult, err error) {
+		if err != nil || res.Dating > 2 {
+			t.Fatalf("sweep %d: %+v %v, want at most 2 keys dating a writer", i, res, err)
+		}
+	})
+}
+
 // coldWrites is coldAccount's number of credits.
 const coldWrites = 20
 
@@ -66,8 +84,9 @@ const coldWrites = 20
 // nil, and checks that the value is exact and that at most two entries
 // are live. With own, the records are in a store of their own
 // (Options.Records), which it returns, and the sweep names the accounts'
-// store (ExpireOptions.Accounts).
-func coldAccount(t *testing.T, own bool, swept func(i int, res ledger.ExpireResult, err error)) *memory.Siblings {
+// store (ExpireOptions.Accounts). With wrap, the Books write through
+// wrap(store), and the sweep runs on the store itself.
+func coldAccount(t *testing.T, own bool, wrap func(store.Siblings) store.Siblings, swept func(i int, res ledger.ExpireResult, err error)) *memory.Siblings {
 	t.Helper()
 	ctx := context.Background()
 	clock := newFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -82,7 +101,11 @@ func coldAccount(t *testing.T, own bool, swept func(i int, res ledger.ExpireResu
 			res, err := ledger.ExpireAllRecords(ctx, recs, sweep)
 			swept(i, res, err)
 		}
-		b, err := ledger.NewBook(st, ledger.BookOptions{Options: opts})
+		var through store.Siblings = st
+		if wrap != nil {
+			through = wrap(st)
+		}
+		b, err := ledger.NewBook(through, ledger.BookOptions{Options: opts})
 		if err != nil {
 			t.Fatal(err)
 		}

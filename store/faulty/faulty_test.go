@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -392,6 +393,52 @@ func TestDeleteCapability(t *testing.T) {
 		t.Fatal("Store() offers Delete over a store without one")
 	}
 	wantIs(t, without.Delete(bg, "k", nil), crdt.ErrMisconfiguredStore)
+}
+
+// keyLister is ledger.KeyLister.
+type keyLister interface {
+	Keys(ctx context.Context, prefix, after string, limit int) ([]string, error)
+}
+
+// TestKeysCapability: Store() lists keys exactly when the wrapped store
+// does, with or without Delete, and keeps Delete as before.
+func TestKeysCapability(t *testing.T) {
+	inner := memory.NewSiblings()
+	_, tok, _ := inner.Fetch(bg, "k")
+	must(t, inner.Put(bg, "k", "a", []byte("1"), tok))
+	type listOnly struct {
+		store.Siblings
+		keyLister
+	}
+	type deleteOnly struct {
+		store.Siblings
+		store.SiblingDeleter
+	}
+	for _, tc := range []struct {
+		name           string
+		inner          store.Siblings
+		deletes, lists bool
+	}{
+		{"both", inner, true, true},
+		{"delete", deleteOnly{inner, inner}, true, false},
+		{"keys", listOnly{inner, inner}, false, true},
+		{"neither", noDeleter{inner}, false, false},
+	} {
+		st := faulty.NewSiblings(tc.inner, faulty.Options{}).Store()
+		_, deletes := st.(store.SiblingDeleter)
+		l, lists := st.(keyLister)
+		if deletes != tc.deletes || lists != tc.lists {
+			t.Errorf("%s: Store() deletes %v and lists keys %v, want %v and %v", tc.name, deletes, lists, tc.deletes, tc.lists)
+		}
+		if _, ok := st.(store.Expiring); !ok {
+			t.Errorf("%s: Store() hides the TTL", tc.name)
+		}
+		if lists {
+			if keys, err := l.Keys(bg, "", "", 10); err != nil || !slices.Equal(keys, []string{"k"}) {
+				t.Errorf("%s: Keys = %v, %v; want [k]", tc.name, keys, err)
+			}
+		}
+	}
 }
 
 func put(part, key string, ts int64) store.Mutation {

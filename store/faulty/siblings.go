@@ -16,7 +16,9 @@ import (
 //
 // *Siblings always has a Delete method; when the wrapped store is not a
 // store.SiblingDeleter, Delete fails with crdt.ErrMisconfiguredStore. Hand
-// Store() to code that probes for the capability. TTL is the wrapped
+// Store() to code that probes for a capability: Delete, or the key listing
+// a ledger probes its records store for (ledger.KeyLister), which
+// *Siblings does not offer. TTL is the wrapped
 // store's (store.Expiring; zero when it keeps values for good), so that a
 // ledger still refuses an expiring store for its accounts through it.
 type Siblings struct {
@@ -55,15 +57,39 @@ func NewSiblings(inner store.Siblings, o Options) *Siblings {
 }
 
 // Store returns s as a store.Siblings that is a store.SiblingDeleter exactly
-// when the wrapped store is one, and keeps its TTL (store.Expiring).
+// when the wrapped store is one, keeps its TTL (store.Expiring), and lists
+// keys (a Keys method, as ledger.KeyLister) exactly when the wrapped store
+// does: a ledger behind it then names its key in its records, and a sweep
+// finds the writers they date, as behind the wrapped store itself. Keys
+// goes to the wrapped store directly, with no fault and no Hook.
 func (s *Siblings) Store() store.Siblings {
-	if _, ok := s.inner.(store.SiblingDeleter); ok {
+	_, deletes := s.inner.(store.SiblingDeleter)
+	lister, lists := s.inner.(keyLister)
+	switch {
+	case deletes && lists:
+		return struct {
+			*Siblings
+			keyLister
+		}{s, lister}
+	case deletes:
 		return s
+	case lists:
+		return struct {
+			store.Siblings
+			store.Expiring
+			keyLister
+		}{s, s, lister} // the embedded interfaces hide Delete
 	}
 	return struct {
 		store.Siblings
 		store.Expiring
 	}{s, s} // the embedded interfaces hide Delete
+}
+
+// keyLister is a store that lists its keys (ledger.KeyLister, which
+// imports this package's store).
+type keyLister interface {
+	Keys(ctx context.Context, prefix, after string, limit int) ([]string, error)
 }
 
 // TTL returns the wrapped store's TTL (store.TTL): how long it keeps a
