@@ -34,8 +34,9 @@
 // is dated by its records, of which ExpireAllRecords keeps those that
 // date a live writer, reading the accounts from ExpireOptions.Accounts
 // when the records have a store of their own; one whose records a
-// records store's TTL deleted stays until a ledger has seen it idle that
-// long: SPEC.md 6.9). In
+// records store's TTL deleted, or that stopped before its last record
+// was written, stays until a ledger has seen it idle that long: SPEC.md
+// 6.9, its Limit on dating). In
 // SPEC.md 6.9's words, an account
 // "takes at most MaxActors (4096) new incarnations per RetireAfter (1
 // hour)": one more fails with crdt.ErrTooLarge until the oldest has been
