@@ -19,7 +19,8 @@ package cassandra
 //     replica's commit log refuses the mutation (CommitLog.add) and the
 //     coordinator answers a write failure, not an invalid request;
 //   - a read of one page returns at most pageSize rows and a paging state
-//     when the page is full;
+//     when the page is full, and fails as the driver does
+//     (gocql.ErrFrameTooBig) when its rows pass the driver's 256 MiB frame;
 //   - a batch over more than one partition above
 //     batch_size_fail_threshold_in_kb (50 KiB) is refused whole ("Batch too
 //     large");
@@ -68,6 +69,7 @@ package cassandra
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -231,6 +233,34 @@ type cqlModel struct {
 	// now is the node's clock: it dates a TTL'd cell's expiry, decides
 	// whether a cell is live, and checks a TTL against 2038.
 	now func() time.Time
+	// maxFrame is the largest page a read answers (0: driverMaxFrame);
+	// a test lowers it to reach the refusal with small values.
+	maxFrame int
+}
+
+// driverMaxFrame is the driver's largest frame (gocql v2 frame.go,
+// maxFrameSize: 256 MiB): a page whose rows are larger is a frame the
+// driver refuses to read (gocql.ErrFrameTooBig), whatever the server.
+const driverMaxFrame = 256 << 20
+
+// frameBytes is the size of a page's cells: the bytes of each blob and
+// text, 8 for any other value (a frame's headers and metadata are not
+// counted: a page refused here is refused by the driver too).
+func frameBytes(rows [][]any) int {
+	n := 0
+	for _, r := range rows {
+		for _, v := range r {
+			switch v := v.(type) {
+			case []byte:
+				n += len(v)
+			case string:
+				n += len(v)
+			default:
+				n += 8
+			}
+		}
+	}
+	return n
 }
 
 // newCQLModel returns a model with db's tables; the node's clock is db's
@@ -1044,6 +1074,9 @@ func (m *cqlModel) driverPage(ctx context.Context, db *DB, op Op, cql string, ar
 		rows, next, err := m.readAt(op, cql, args, pageSize, state, cons, m.now())
 		if err != nil {
 			return asFault(err)
+		}
+		if limit := cmp.Or(m.maxFrame, driverMaxFrame); frameBytes(rows) > limit {
+			return gocql.ErrFrameTooBig // the driver's, reading the answer
 		}
 		it = &modelIter{rows: rows, state: next}
 		return travel(ctx)
