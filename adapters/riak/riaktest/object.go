@@ -38,17 +38,19 @@ type object struct {
 }
 
 // objectOverhead is what size counts for an object and for each sibling
-// besides its value: more than Riak's encoding of the vclock and of a
-// sibling's metadata (content type, vtag, last-modified), which are tens
-// of bytes each for what the adapter writes.
+// besides its content: more than Riak's encoding of the vclock and of a
+// sibling's fixed metadata (vtag, last-modified), which are tens of bytes
+// each.
 const objectOverhead = 1024
 
 // size is the object's size as max_object_size counts it, over-estimated
-// (objectOverhead).
+// (objectOverhead): each sibling's content is counted whole, its value and
+// its metadata (content type, user metadata, indexes, links), as Riak
+// encodes every sibling's metadata into the object it sizes.
 func (o *object) size() int {
 	n := objectOverhead
 	for _, sib := range o.sibs {
-		n += objectOverhead + len(sib.content.GetValue())
+		n += objectOverhead + proto.Size(sib.content)
 	}
 	return n
 }
