@@ -50,6 +50,7 @@ type simRun struct {
 	st       *faulty.Siblings
 	accounts []*Account
 	dead     map[crdt.ActorID]bool // writers of accounts dropped by a restart
+	lastErr  error                 // the error of the last operation (finish reports it)
 	acked    map[crdt.TxnID]int64  // acknowledged, with the amount
 	refused  map[crdt.TxnID]bool   // refused debits and writes known not to have landed, never retried
 	stats    *simStats
@@ -203,6 +204,7 @@ func (r *simRun) do(ctx context.Context, a *Account, op simOp) {
 		res, err = a.Debit(ctx, op.txn, -op.amount)
 	}
 	r.logf("%s %s %+d: %v %v", a.Writer(), op.txn, op.amount, res.Outcome, err)
+	r.lastErr = err
 	if _, acked := r.acked[op.txn]; acked && res.Outcome == Applied && r.recounted == "" {
 		r.recounted = fmt.Sprintf("acknowledged %s (%+d) applied again by %s", op.txn, op.amount, a.Writer())
 	}
@@ -265,6 +267,11 @@ func (r *simRun) check() error {
 	return nil
 }
 
+// maxFinishRetries bounds finish's retries: with the network healed each
+// transaction in doubt resolves at its first retry or so; a state that
+// refuses every write (a broken variant's) would loop for good.
+const maxFinishRetries = 1000
+
 // finish heals the network, lands everything and checks convergence and
 // exactly-once.
 func (r *simRun) finish(ctx context.Context) error {
@@ -272,7 +279,10 @@ func (r *simRun) finish(ctx context.Context) error {
 	if err := r.st.DeliverAll(); err != nil {
 		return err
 	}
-	for len(r.doubt) > 0 { // clients retry until they know
+	for tries := 0; len(r.doubt) > 0; tries++ { // clients retry until they know
+		if tries == maxFinishRetries {
+			return fmt.Errorf("%d transactions still in doubt after %d retries (%s %+d last: %v)", len(r.doubt), tries, r.doubt[0].txn, r.doubt[0].amount, r.lastErr)
+		}
 		op := r.doubt[0]
 		r.doubt = r.doubt[1:]
 		a := r.accounts[r.rng.Intn(len(r.accounts))]
