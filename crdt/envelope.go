@@ -16,6 +16,7 @@ const (
 	TagBalanceRow TypeTag = "balance.row"
 	TagBounded    TypeTag = "bounded"
 	TagLedgerTxn  TypeTag = "ledger.txn"
+	TagLedgerSeen TypeTag = "ledger.seen"
 )
 
 // EnvelopeLen is the length of the envelope every encoded value is, the

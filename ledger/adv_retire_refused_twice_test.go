@@ -73,7 +73,7 @@ func TestRetireWithARetirementRecordRefusedTwice(t *testing.T) {
 			return faulty.LoseAck
 		}
 		return faulty.Pass
-	}})}
+	}}), mem: mem}
 	lr.trace = trace("r")
 
 	mk := func(ln *lane, name crdt.ActorID, retire time.Duration) *ledger.Ledger {

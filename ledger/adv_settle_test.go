@@ -81,6 +81,7 @@ func (l *lane) slowNext(g *slowPut) *slowPut {
 type lane struct {
 	*faulty.Siblings
 	plan *doubtPlan
+	mem  store.Siblings // beneath: stored sightings go straight to it
 
 	mu     sync.Mutex
 	before func(method, key string) // runs before each call, outside the lock
@@ -105,7 +106,7 @@ func keyName(key string) string {
 
 func newLane(mem store.Siblings) *lane {
 	p := &doubtPlan{}
-	return &lane{Siblings: faulty.NewSiblings(mem, faulty.Options{Policy: p.policy}), plan: p}
+	return &lane{Siblings: faulty.NewSiblings(mem, faulty.Options{Policy: p.policy}), plan: p, mem: mem}
 }
 
 func (l *lane) hook(method, key string) {
@@ -118,6 +119,9 @@ func (l *lane) hook(method, key string) {
 }
 
 func (l *lane) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	if ledger.IsSeenKey(key) {
+		return l.mem.Fetch(ctx, key)
+	}
 	l.hook(faulty.MethodFetch, key)
 	sibs, tok, err := l.Siblings.Fetch(ctx, key)
 	if l.trace != nil && err == nil && !ledger.IsRecordKey(key) {
@@ -143,6 +147,9 @@ func (l *lane) Fetch(ctx context.Context, key string) ([][]byte, store.Token, er
 }
 
 func (l *lane) Put(ctx context.Context, key string, actor crdt.ActorID, v []byte, token store.Token) error {
+	if ledger.IsSeenKey(key) {
+		return l.mem.Put(ctx, key, actor, v, token)
+	}
 	l.hook(faulty.MethodPut, key)
 	if ledger.IsRecordKey(key) {
 		err := l.Siblings.Put(ctx, key, actor, v, token)
@@ -1039,7 +1046,7 @@ func settleRandomCase(t *testing.T, seed int64, hf int, reversed bool, steps int
 	var ledgers []*ledger.Ledger
 	var watches []*appliedWatch
 	for _, name := range names {
-		ln := &lane{Siblings: faulty.NewSiblings(mem, faulty.Options{Policy: policy})}
+		ln := &lane{Siblings: faulty.NewSiblings(mem, faulty.Options{Policy: policy}), mem: mem}
 		l, err := ledger.New(ln, advKey, ledger.Options{Actor: name, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1},
 			Counter: copts, MaxGroup: 1, RetireAfter: -1, Clock: clock.Now})
 		require.NoError(t, err)

@@ -608,7 +608,7 @@ func watchRandomCase(t *testing.T, seed int64, hf, steps int) {
 	var ledgers []*ledger.Ledger
 	var watches []*copyWatch
 	for _, name := range names {
-		ln := &lane{Siblings: faulty.NewSiblings(mem, faulty.Options{Policy: ledger.FreshRecords(policy)})}
+		ln := &lane{Siblings: faulty.NewSiblings(mem, faulty.Options{Policy: ledger.FreshRecords(policy)}), mem: mem}
 		retire := time.Duration(-1)
 		if name == "r" {
 			retire = time.Hour

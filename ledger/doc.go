@@ -35,8 +35,8 @@
 // date a live writer, reading the accounts from ExpireOptions.Accounts
 // when the records have a store of their own; one whose records a
 // records store's TTL deleted, or that stopped before its last record
-// was written, stays until a ledger has seen it idle that long: SPEC.md
-// 6.9, its Limit on dating). In
+// was written, is dated from the first sight of any ledger, which the
+// ledgers keep in the store: SPEC.md 6.9, "Stored sightings"). In
 // SPEC.md 6.9's words, an account
 // "takes at most MaxActors (4096) new incarnations per RetireAfter (1
 // hour)": one more fails with crdt.ErrTooLarge until the oldest has been

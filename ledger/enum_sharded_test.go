@@ -49,7 +49,7 @@ func (r *enumRec) Put(ctx context.Context, key string, actor crdt.ActorID, value
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	err := r.Siblings.Put(ctx, key, actor, value, token)
-	if ledger.IsRecordKey(key) || key == enumAccount || strings.HasPrefix(string(value), "counterkit.ledger.sharded") {
+	if ledger.IsRecordKey(key) || ledger.IsSeenKey(key) || key == enumAccount || strings.HasPrefix(string(value), "counterkit.ledger.sharded") {
 		return err
 	}
 	live, _, ferr := r.Siblings.Fetch(ctx, key)

@@ -69,7 +69,7 @@ func newGroupRigWith(t *testing.T, o faulty.Options) *groupRig {
 }
 
 func (r *groupRig) hook(_ context.Context, c faulty.Call, after bool) error {
-	if after || c.Method != faulty.MethodPut || ledger.IsRecordKey(c.Key) {
+	if after || c.Method != faulty.MethodPut || ledger.IsRecordKey(c.Key) || ledger.IsSeenKey(c.Key) {
 		return nil
 	}
 	r.puts.Add(1)

@@ -58,13 +58,17 @@ const RecordKeyPrefix = txnrec.Prefix
 func IsRecordKey(key string) bool { return txnrec.IsKey(key) }
 
 // checkKey refuses (crdt.ErrInvalidKey) an invalid key and one in the
-// records' space, whose writes would take a record's place (SPEC.md 6.11).
+// records' space, whose writes would take a record's place (SPEC.md 6.11),
+// or in the stored sightings' (6.9).
 func checkKey(what, key string) error {
 	if err := crdt.ValidateKey(what, key); err != nil {
 		return err
 	}
 	if IsRecordKey(key) {
 		return fmt.Errorf("%w: %s %q starts with %q, which only transaction records use", crdt.ErrInvalidKey, what, key, txnrec.Prefix)
+	}
+	if IsSeenKey(key) {
+		return fmt.Errorf("%w: %s %q starts with %q, which only stored sightings use", crdt.ErrInvalidKey, what, key, SeenKeyPrefix)
 	}
 	return nil
 }

@@ -326,6 +326,16 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 	}
 	next = now.Add(l.opts.RetireAfter / RetirePassDivisor)
 	undated, restRead := false, false
+	// A writer first seen may be dated by no record: the key's stored
+	// sightings are read once, before the pass visits anyone, so that
+	// the calls of a pass do not depend on where it starts.
+	var seen storedSightings
+	if !brokenSeenIgnored && slices.ContainsFunc(actors, func(a crdt.ActorID) bool {
+		s, ok := l.sightings[a]
+		return a != l.writer && (!ok || s.version == live[a] && !s.dated)
+	}) {
+		seen.fetch(ctx, l)
+	}
 	for _, a := range actors {
 		v := live[a]
 		if a == l.writer {
@@ -351,6 +361,15 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 				if !s.dated && ok && at.Before(s.since) {
 					s.since = at
 				}
+				if !s.dated && !ok && !brokenSeenIgnored {
+					// No record dates it: a stored sighting of this
+					// version may, else this one is stored.
+					if at, found := seen.dating(a, v, now); found && at.Before(s.since) {
+						s.since = at
+					} else if !found {
+						seen.add = append(seen.add, seenWriter{Writer: a, Version: v, At: now})
+					}
+				}
 				due := !now.Before(dueAt())
 				if !unsure && due {
 					rest := slices.DeleteFunc(slices.Sorted(maps.Keys(maps.Collect(merged.Transactions(a)))), func(x crdt.TxnID) bool { return slices.Contains(newest, x) })
@@ -364,6 +383,11 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 				s.dated, s.checked, s.late = true, !unsure && due, late
 			}
 		}
+		if _, found := seen.dating(a, v, now); !s.dated && seen.ok && !found {
+			// Left unread (past the lookups of a write): its
+			// sighting is stored too, whatever its records say.
+			seen.add = append(seen.add, seenWriter{Writer: a, Version: v, At: now})
+		}
 		due := dueAt()
 		ready := !now.Before(due)
 		undated = undated || !s.dated || ready && !s.checked
@@ -375,6 +399,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 			next = due
 		}
 	}
+	seen.put(ctx, l, merged)
 	for a, s := range l.sightings {
 		if !s.pass {
 			delete(l.sightings, a) // retired or gone

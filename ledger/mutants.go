@@ -72,6 +72,16 @@ var (
 	// than a sweep's After, each time by a new process, no write dates
 	// the writers before it, and their entries pile up.
 	brokenSweepDating bool
+	// brokenSeenIgnored neither reads nor writes stored sightings: a
+	// writer that no record dates (its records deleted by a TTL, or one
+	// owed when its process stopped) is dated from each new process's
+	// first sight of it, so on an account written rarely, each time by a
+	// new process, it is never retired.
+	brokenSeenIgnored bool
+	// brokenSeenAnyVersion dates a writer by a stored sighting of an
+	// earlier version too: a writer that wrote since is retired before
+	// it has been idle for RetireAfter.
+	brokenSeenAnyVersion bool
 )
 
 // Breaks maps the names COUNTERKIT_BREAK takes to the variants they switch
@@ -91,6 +101,8 @@ var Breaks = map[string]*bool{
 	"cancel-refused":    &brokenCancelRefused,
 	"book-forgets":      &brokenBookForgets,
 	"sweep-dating":      &brokenSweepDating,
+	"seen-ignored":      &brokenSeenIgnored,
+	"seen-any-version":  &brokenSeenAnyVersion,
 }
 
 func init() {

@@ -28,8 +28,8 @@ func TestLedgerSimulationRetirementCatchesEarlyDating(t *testing.T) {
 	restore := ledger.BreakDating()
 	defer restore()
 	m := retirement(false)
-	m.overUntilQuiet = false // its double count is caught at the step that makes it
-	_, err := runLedgerSimWith(307, 60, &m)
+	m.overUntilQuiet = false                  // its double count is caught at the step that makes it
+	_, err := runLedgerSimWith(12955, 60, &m) // found by a search once the pass read stored sightings
 	t.Logf("dating by any record found: %v", err)
 	require.Error(t, err)
 }
@@ -40,7 +40,7 @@ func TestLongDoubtCatchesCopiesSentAgain(t *testing.T) {
 	got, want := longDoubtRace(t)
 	require.Equal(t, want+7, got, "x (7) counted twice")
 	m := longDoubt(false)
-	_, err := runLedgerSimWith(166, 60, &m)
+	_, err := runLedgerSimWith(6889, 60, &m) // found by a search once the pass read stored sightings
 	t.Logf("copies in doubt sent again after RetireAfter: %v", err)
 	require.Error(t, err)
 }
@@ -50,12 +50,10 @@ func TestLongDoubtCatchesATakeOutThatLoses(t *testing.T) {
 	defer restore()
 	got, want := longDoubtGiveUpRace(t, true)
 	require.Equal(t, want-7, got, "x (7) counted by no one")
-	for rows, seed := range lostInGiveUpRace {
-		m := retirement(rows)
-		_, err := runLedgerSimWith(seed, 60, &m)
-		t.Logf("schedule seed %d: %v", seed, err)
-		require.Error(t, err)
-	}
+	// The simulation's schedules lostInGiveUpRace reached this race
+	// before a pass read the stored sightings, whose Fetch moves every
+	// later call; seeds 1 to 23,999 of either rows setting no longer do
+	// (stop 98), so the traced race above is the check.
 }
 
 func TestLedgerSimulationGroupsCatchesBrokenVariants(t *testing.T) {

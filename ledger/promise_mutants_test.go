@@ -30,6 +30,8 @@ func TestPromiseChecksCatchBrokenVariants(t *testing.T) {
 		{"cancel-refused", []string{"TestPromiseContextCancelledAfterPutLanded"}},
 		{"book-forgets", []string{"TestPromiseBookReopenedManyTimes"}},
 		{"sweep-dating", []string{"TestColdAccountSweptRetiresWritersThatLeft"}},
+		{"seen-ignored", []string{"TestWritersStoppedBeforeTheirRecordsLeaveRoom", "TestLateCopyOfAStoppedWriterOnARestartOnlyAccount"}},
+		{"seen-any-version", []string{"TestSightingOfAnEarlierVersionDatesNoOne"}},
 		{"late-all", []string{"TestPromiseRetryAfterWriterDied", "TestPromiseRetryAcrossDayOfWriters"}},
 		{"late-declined", []string{"TestPromiseRetryAfterWriterDied"}},
 		{"retire-unrecorded", []string{"TestPromiseRetryAfterWriterDied"}},

@@ -182,6 +182,8 @@ func (l rsLane) Put(ctx context.Context, key string, actor crdt.ActorID, v []byt
 		l.w.mu.Unlock()
 	} else if strings.HasPrefix(string(v), "counterkit.ledger.sharded") {
 		what = string(v)
+	} else if ledger.IsSeenKey(key) {
+		what = "sightings"
 	} else {
 		l.w.mu.Lock()
 		if l.w.wrote[key] == nil {

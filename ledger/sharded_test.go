@@ -83,7 +83,7 @@ func (r *shRecorder) Put(ctx context.Context, key string, actor crdt.ActorID, va
 
 // note records the transactions of key's live siblings.
 func (r *shRecorder) note(key string) {
-	if key == shAccount || IsRecordKey(key) {
+	if key == shAccount || IsRecordKey(key) || IsSeenKey(key) {
 		return
 	}
 	r.mu.Lock()

@@ -76,8 +76,8 @@ func (r *recorder) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 
 // note records the transactions of value if it is among the live siblings.
 func (r *recorder) note(ctx context.Context, key string, value []byte) error {
-	if ledger.IsRecordKey(key) {
-		return nil // a transaction record, not a state
+	if ledger.IsRecordKey(key) || ledger.IsSeenKey(key) {
+		return nil // a transaction record or sightings, not a state
 	}
 	live, _, ferr := r.inner.Fetch(ctx, key)
 	if ferr != nil {
@@ -545,7 +545,7 @@ func (s *ledgerSim) answer(txn crdt.TxnID, res ledger.Result, err error, sole bo
 
 // hook parks the Fetch a group's first call makes (see submitGroup).
 func (s *ledgerSim) hook(_ context.Context, c faulty.Call, after bool) error {
-	if after || c.Method != faulty.MethodFetch || ledger.IsRecordKey(c.Key) {
+	if after || c.Method != faulty.MethodFetch || ledger.IsRecordKey(c.Key) || ledger.IsSeenKey(c.Key) {
 		return nil
 	}
 	select {

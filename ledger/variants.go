@@ -31,6 +31,9 @@ const (
 	brokenBookForgets = false
 	// a sweep keeps the records that date a live writer
 	brokenSweepDating = false
+	// a pass dates a writer no record dates by a stored sighting of its version
+	brokenSeenIgnored    = false
+	brokenSeenAnyVersion = false
 )
 
 // route is Shard's routing: ShardOf (with the counterkit_mutants tag, a

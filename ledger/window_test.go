@@ -257,7 +257,7 @@ func TestUnclassifiedPutErrorIsAmbiguous(t *testing.T) {
 
 	// When the retry cannot read, the call reports the write as
 	// ambiguous (it landed), not as failed.
-	fs.SetPolicy(faulty.Keys(faulty.Script(faulty.Pass, faulty.Unclassified, faulty.Refuse), func(k string) bool { return !ledger.IsRecordKey(k) }))
+	fs.SetPolicy(faulty.Keys(faulty.Script(faulty.Pass, faulty.Unclassified, faulty.Refuse), func(k string) bool { return !ledger.IsRecordKey(k) && !ledger.IsSeenKey(k) }))
 	c, err := ledger.New(fs, "k", ledger.Options{Actor: "c", RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}})
 	require.NoError(t, err)
 	_, err = c.Credit(ctx, "y", 7)

@@ -68,6 +68,7 @@ import (
 	"github.com/counterkit/counterkit/tally"
 	"github.com/counterkit/counterkit/timeid"
 	"github.com/counterkit/counterkit/tpncounter"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // dvDrivers lists the driver vector files: how to build each from the code,
@@ -641,6 +642,7 @@ type dvCall struct {
 	raw         []byte      // the bytes written, while recording (not hex: a value may be 8 MiB)
 	State       *dvState    `json:"state,omitempty"`
 	Record      *dvRecord   `json:"record,omitempty"`
+	Sightings   []dvSeen    `json:"sightings,omitempty"` // a put of stored sightings (SPEC.md 6.9)
 	Siblings    []dvSibling `json:"siblings,omitempty"`
 	// Seeded (fetches) are siblings another writer put under the key, with
 	// no token, just before the fetch (a record key's record of another
@@ -675,6 +677,7 @@ type dvSibling struct {
 	raw         []byte    // the bytes read, while recording
 	State       *dvState  `json:"state"`
 	Record      *dvRecord `json:"record,omitempty"`
+	Sightings   []dvSeen  `json:"sightings,omitempty"`
 
 	Bounded *dvBState `json:"bounded,omitempty"` // a bounded Account's sibling
 }
@@ -689,6 +692,40 @@ type dvRecord struct {
 	// Key is the key whose state holds Writer's entry (format version 2:
 	// a Sharded's sub-key), absent in version 1.
 	Key string `json:"key,omitempty"`
+}
+
+// dvSeen is a stored sighting (SPEC.md 6.9): writer's entry was at
+// version in a state read at at.
+type dvSeen struct {
+	Writer  string `json:"writer"`
+	Version string `json:"version"`
+	At      string `json:"at"`
+}
+
+// dvDecodeSightings decodes stored sightings from SPEC.md 6.9's encoding
+// alone (msgpack ["ledger.seen", 1, [[writer, version, at], ...]]); nil if
+// b is not one.
+func dvDecodeSightings(b []byte) []dvSeen {
+	var env []any
+	if err := msgpack.Unmarshal(b, &env); err != nil || len(env) != 3 || env[0] != "ledger.seen" {
+		return nil
+	}
+	body, ok := env[2].([]any)
+	if !ok {
+		return nil
+	}
+	out := []dvSeen{}
+	for _, e := range body {
+		t, ok := e.([]any)
+		if !ok || len(t) != 3 {
+			return nil
+		}
+		w, _ := t[0].(string)
+		v, _ := strconv.ParseUint(fmt.Sprint(t[1]), 10, 64)
+		at, _ := strconv.ParseInt(fmt.Sprint(t[2]), 10, 64)
+		out = append(out, dvSeen{Writer: w, Version: strconv.FormatUint(v, 10), At: time.Unix(0, at).UTC().Format(time.RFC3339Nano)})
+	}
+	return out
 }
 
 // dvDecodeRecord decodes a transaction record with the real decoder; nil
@@ -1033,7 +1070,7 @@ func (r *dvRec) expect(method string) (dvCall, bool) {
 // keyFault is the generation fault of the next call to key: from the
 // record faults for a record key, else the step's next fault.
 func (r *dvRec) keyFault(key string) string {
-	if ledger.IsRecordKey(key) {
+	if ledger.IsRecordKey(key) || ledger.IsSeenKey(key) {
 		fs := r.recFaults[key]
 		if len(fs) == 0 {
 			return ""
@@ -1591,7 +1628,7 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 		c.Actor = string(toVector([]byte(c.Actor)))
 		if c.Method == "put" {
 			b := toVector(c.bytes())
-			c.raw, c.State, c.Record = nil, dvDecodeState(b), dvDecodeRecord(b)
+			c.raw, c.State, c.Record, c.Sightings = nil, dvDecodeState(b), dvDecodeRecord(b), dvDecodeSightings(b)
 			if dvCompactState(c.State, recipes) {
 				c.ValueSHA256, c.ValueLen = dvSHA(b), len(b)
 			} else {
@@ -1612,7 +1649,7 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 				continue
 			}
 			b := toVector(sb.bytes())
-			nb := dvSibling{State: dvDecodeState(b), Record: dvDecodeRecord(b)}
+			nb := dvSibling{State: dvDecodeState(b), Record: dvDecodeRecord(b), Sightings: dvDecodeSightings(b)}
 			if dvCompactState(nb.State, recipes) {
 				nb.ValueSHA256, nb.ValueLen = dvSHA(b), len(b)
 			} else {
@@ -2403,6 +2440,17 @@ func dvEncRecord(r *dvRecord) ([]byte, error) {
 	return dvEnvelope("ledger.txn", 1).arr(5).str(r.Txn).int(int64(r.Amount)).str(r.Writer).int(at.UnixNano()).uint(version), nil
 }
 
+// dvEncSightings encodes stored sightings (SPEC.md 6.9).
+func dvEncSightings(g []dvSeen) []byte {
+	e := dvEnvelope("ledger.seen", 1).arr(len(g))
+	for _, x := range g {
+		v, _ := strconv.ParseUint(x.Version, 10, 64)
+		at, _ := time.Parse(time.RFC3339Nano, x.At)
+		e = e.arr(3).str(x.Writer).uint(v).int(at.UnixNano())
+	}
+	return e
+}
+
 // dvEncState encodes a tpncounter (SPEC.md 6.7): format version 4 when a
 // half has a base (the first element of its body, [cutoff, total, forgot])
 // or a retired entry a time (written as [actor, seq, total, forgot,
@@ -2622,8 +2670,14 @@ func dvCheckEncodings(driver string, v dvVector) []string {
 			}
 		}
 	}
-	sib := func(where, value string, s *dvState, r *dvRecord) {
-		if s == nil && r == nil && (seeded[value] || dvMarkerShards(value) > 0) {
+	sib := func(where, value string, s *dvState, r *dvRecord, g []dvSeen) {
+		if s == nil && r == nil && g == nil && (seeded[value] || dvMarkerShards(value) > 0) {
+			return
+		}
+		if s == nil && g != nil {
+			if b := dvEncSightings(g); hex.EncodeToString(b) != value {
+				out = append(out, fmt.Sprintf("%s: value %s is not the encoding of its sightings (%x)", where, value, b))
+			}
 			return
 		}
 		if strings.HasPrefix(value, "sha256:") {
@@ -2664,7 +2718,7 @@ func dvCheckEncodings(driver string, v dvVector) []string {
 		}
 	}
 	for i, s := range v.InitialSiblings {
-		sib(fmt.Sprintf("initial sibling %d", i+1), dvValueKey(s.Value, s.ValueSHA256, s.ValueLen), s.State, s.Record)
+		sib(fmt.Sprintf("initial sibling %d", i+1), dvValueKey(s.Value, s.ValueSHA256, s.ValueLen), s.State, s.Record, s.Sightings)
 	}
 	for i, r := range v.InitialRows {
 		row(fmt.Sprintf("initial row %d", i+1), r.Key, r.Value, r.Is)
@@ -2673,10 +2727,10 @@ func dvCheckEncodings(driver string, v dvVector) []string {
 		for j, c := range s.Calls {
 			where := fmt.Sprintf("step %d call %d (%s)", i+1, j+1, c.Method)
 			if c.Method == "put" {
-				sib(where, dvValueKey(c.Value, c.ValueSHA256, c.ValueLen), c.State, c.Record)
+				sib(where, dvValueKey(c.Value, c.ValueSHA256, c.ValueLen), c.State, c.Record, c.Sightings)
 			}
 			for k, sb := range c.Siblings {
-				sib(fmt.Sprintf("%s sibling %d", where, k+1), dvValueKey(sb.Value, sb.ValueSHA256, sb.ValueLen), sb.State, sb.Record)
+				sib(fmt.Sprintf("%s sibling %d", where, k+1), dvValueKey(sb.Value, sb.ValueSHA256, sb.ValueLen), sb.State, sb.Record, sb.Sightings)
 			}
 			for k, r := range c.Rows {
 				row(fmt.Sprintf("%s row %d", where, k+1), r.Key, r.Value, r.Is)
@@ -2886,6 +2940,15 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvAtClock(dvCredit("b", "t3", 1), later+65*time.Minute),
 				dvAtClock(dvCredit("b", "t1", 5), later+65*time.Minute),
 				dvAtClock(dvLedgerOp("value", "b"), later+65*time.Minute),
+			}},
+		{Name: "retire: an idle writer whose records are gone is dated by a stored sighting",
+			Note:    "a's credit of t1 lands but its record put is refused (ambiguous_write), and a stops, its record owed. Two hours later b's first write sees a's entry: t1 has no record, so its pass, which first fetches the key's stored sightings (none), dates a from now and puts a sighting of a at its version (at two hours). Thirty minutes on b credits t4. An hour and five minutes after b's first write, c's first write sees a at that version: no record dates it, the stored sighting does, idle since b saw it: c's pass records t1 (writer a) and retires a. c dates b by its record of t4, thirty-five minutes old, and stores nothing",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
+				dvRecFaults(dvCredit("a", "t1", 5), "t1", "", "", "refuse"),
+				dvAtClock(dvCredit("b", "t2", 7), later),
+				dvAtClock(dvCredit("b", "t4", 2), later+30*time.Minute),
+				dvAtClock(dvCredit("c", "t3", 1), later+65*time.Minute),
+				dvAtClock(dvLedgerOp("value", "c"), later+65*time.Minute),
 			}},
 		{Name: "retire: dated only when its newest credit and debit both have a record naming it",
 			Note:    "a debits t1 (recorded) and, thirty minutes later, credits t2, whose record put is refused (ambiguous_write), and stops, its record owed. Ninety minutes in, b's first write sees a's entry: t1's record names a at the start, but a's newest credit, t2, has no record naming it (a may have applied it at any time since), so a is idle from that pass, not from the start, and is not retired. Sixty-one minutes later b's pass finds a due: it records t2 (writer a), then retires a",
@@ -5714,6 +5777,7 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 	undated := false
 	pass := map[string]bool{}
 	lookups, restRead := 0, false
+	var seen dvSeenPass
 	live := merged.live()
 	if _, ok := live[L.writer]; applies && !ok {
 		live[L.writer] = 0 // its entry in the state written (skipped below)
@@ -5725,6 +5789,18 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 		h.Write([]byte(L.writer))
 		k := int(h.Sum32() % uint32(n))
 		actors = append(actors[k:], actors[:k]...)
+	}
+	// A writer first seen: the stored sightings are read once, first.
+	if slices.ContainsFunc(actors, func(a string) bool {
+		sg, ok := L.sightings[a]
+		return a != L.writer && (!ok || sg.version == live[a] && !sg.dated)
+	}) {
+		m.seenFetch(&seen)
+		// The pass's record fetches follow it: one set with those before.
+		for _, f := range m.set("fetch") {
+			fs.byKey[f.Key] = append(fs.byKey[f.Key], f)
+			fs.got = append(fs.got, f.Key)
+		}
 	}
 	for _, a := range actors {
 		version := live[a]
@@ -5813,6 +5889,15 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 			if !sg.dated && named == len(newest) && !last.IsZero() && last.Before(sg.since) {
 				sg.since = last
 			}
+			// No record dates it: a stored sighting of this version
+			// may (SPEC.md 6.9), else this pass stores one.
+			if !sg.dated && !(named == len(newest) && !last.IsZero()) {
+				if at, found := m.seenDating(&seen, a, version); found && at.Before(sg.since) {
+					sg.since = at
+				} else if !found {
+					seen.add = append(seen.add, dvSeenEntry{writer: a, version: version, at: m.now})
+				}
+			}
 			// Once it is due, the records of its other copies are read
 			// too, to find a late one: within the budget, but the first
 			// such actor of a pass whatever its number of copies.
@@ -5833,6 +5918,9 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 			}
 			sg.dated, sg.checked, sg.late = true, !unsure && due, late
 		}
+		if _, found := m.seenDating(&seen, a, version); !sg.dated && seen.ok && !found {
+			seen.add = append(seen.add, dvSeenEntry{writer: a, version: version, at: m.now})
+		}
 		L.sightings[a] = sg
 		due := sg.since.Add(m.retireAfter)
 		undated = undated || !sg.dated || !sg.checked && !m.now.Before(due)
@@ -5844,6 +5932,7 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 			next = due
 		}
 	}
+	m.seenPut(L, &seen, merged)
 	for a := range L.sightings {
 		if !pass[a] {
 			delete(L.sightings, a)
@@ -5854,6 +5943,114 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 		L.nextPass = time.Time{}
 	}
 	return retire
+}
+
+// dvSeenEntry is a stored sighting as the model keeps it.
+type dvSeenEntry struct {
+	writer  string
+	version uint64
+	at      time.Time
+}
+
+// dvSeenPass is what one pass read of its key's stored sightings (SPEC.md
+// 6.9): fetched before a pass that first sees a writer.
+type dvSeenPass struct {
+	ok    bool
+	token string
+	at    map[dvSeenEntry]time.Time // by writer and version (at zero): the earliest
+	add   []dvSeenEntry
+}
+
+// dvSeenKey is the key of key's stored sightings (SPEC.md 6.9).
+func dvSeenKey(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return "counterkit.seen/" + base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(h[:20])
+}
+
+// seenFetch reads the stored sightings, the next call of the script.
+func (m *dvModel) seenFetch(seen *dvSeenPass) {
+	key := dvSeenKey(m.v.Options.Key)
+	if m.k >= len(m.calls) || m.calls[m.k].Method != "fetch" || m.calls[m.k].Key != key {
+		m.bad("a fetch of the stored sightings %s must follow", key)
+		return
+	}
+	f := m.calls[m.k]
+	m.k++
+	if f.Reply != "ok" {
+		return
+	}
+	seen.ok, seen.token, seen.at = true, f.Token, map[dvSeenEntry]time.Time{}
+	for _, sb := range f.Siblings {
+		for _, x := range sb.Sightings {
+			ver, _ := strconv.ParseUint(x.Version, 10, 64)
+			at, _ := time.Parse(time.RFC3339Nano, x.At)
+			k := dvSeenEntry{writer: x.Writer, version: ver}
+			if t, ok := seen.at[k]; !ok || at.Before(t) {
+				seen.at[k] = at
+			}
+		}
+	}
+}
+
+// seenDating is when a stored sighting saw a at version v: found is
+// false for none (or none read) and for a time after the model's clock.
+func (m *dvModel) seenDating(seen *dvSeenPass, a string, v uint64) (time.Time, bool) {
+	at, found := seen.at[dvSeenEntry{writer: a, version: v}]
+	if !found || at.After(m.now) {
+		return time.Time{}, false
+	}
+	return at, true
+}
+
+// seenPut checks the put of the stored sightings a pass that added some
+// makes after its fetch succeeded: those read whose writer is live in
+// merged at that version or below, and those added (the earlier time of
+// one writer and version), sorted by writer and version, at most 256 (the
+// earliest), as L's writer with the fetch's token. A failed put changes
+// nothing.
+func (m *dvModel) seenPut(L *dvLedgerModel, seen *dvSeenPass, merged dvEntries) {
+	if !seen.ok || len(seen.add) == 0 {
+		return
+	}
+	live := merged.live()
+	first := map[dvSeenEntry]time.Time{}
+	for k, at := range seen.at {
+		if v, ok := live[k.writer]; ok && k.version >= v {
+			first[k] = at
+		}
+	}
+	for _, x := range seen.add {
+		k := dvSeenEntry{writer: x.writer, version: x.version}
+		if at, ok := first[k]; !ok || x.at.Before(at) {
+			first[k] = x.at
+		}
+	}
+	var all []dvSeenEntry
+	for k, at := range first {
+		all = append(all, dvSeenEntry{writer: k.writer, version: k.version, at: at})
+	}
+	byKey := func(a, b dvSeenEntry) int {
+		return cmp.Or(strings.Compare(a.writer, b.writer), cmp.Compare(a.version, b.version))
+	}
+	if len(all) > 256 {
+		slices.SortFunc(all, func(a, b dvSeenEntry) int { return cmp.Or(a.at.Compare(b.at), byKey(a, b)) })
+		all = all[:256]
+	}
+	slices.SortFunc(all, byKey)
+	want := []dvSeen{}
+	for _, x := range all {
+		want = append(want, dvSeen{Writer: x.writer, Version: strconv.FormatUint(x.version, 10), At: x.at.UTC().Format(time.RFC3339Nano)})
+	}
+	key := dvSeenKey(m.v.Options.Key)
+	if m.k >= len(m.calls) || m.calls[m.k].Method != "put" || m.calls[m.k].Key != key {
+		m.bad("a put of the stored sightings %s must follow", key)
+		return
+	}
+	p := m.calls[m.k]
+	m.k++
+	if p.Actor != L.writer || p.Token != seen.token || !reflect.DeepEqual(p.Sightings, want) {
+		m.bad("stored sightings put as %q with token %q: %v; want as %q with the fetch's token %q: %v", p.Actor, p.Token, p.Sightings, L.writer, seen.token, want)
+	}
 }
 
 // retire puts the records of the retiring actors' transactions (SPEC.md
@@ -8327,14 +8524,14 @@ var dvWrongExpectations = []struct {
 		func(v *dvVector) { v.Steps[0].Attempts = 2 },
 		"attempts: vector 2, replay 1", `the model says "", 1, false`},
 	{"no pass when the clock went back", "driver_ledger.json", "retire: a pass when the clock went back",
-		func(v *dvVector) { c := &v.Steps[3].Calls; *c = slices.Delete(*c, 2, 3) },
-		"calls[2].key", "record fetches [counterkit.txn/1IGP4SAISLKOHAUUGQOCH0MEGDF0L36B], want"},
+		func(v *dvVector) { c := &v.Steps[3].Calls; *c = slices.Delete(*c, 3, 4) },
+		"calls", "record fetches [counterkit.txn/1IGP4SAISLKOHAUUGQOCH0MEGDF0L36B], want"},
 	{"an actor retired without its records written", "driver_ledger.json", "retire: an idle writer's unrecorded transaction is recorded before it retires",
 		func(v *dvVector) { c := &v.Steps[2].Calls; *c = slices.Delete(*c, 4, 5) },
 		"step 3 (credit): error", "retirement of a~aaaaaaaa: record puts [], want"},
 	{"a put with the token of an older fetch", "driver_ledger.json", "siblings merged",
-		func(v *dvVector) { v.Steps[3].Calls[4].Token = v.Steps[2].Calls[0].Token[:4] },
-		"calls[4].token", "token"},
+		func(v *dvVector) { v.Steps[3].Calls[5].Token = v.Steps[2].Calls[0].Token[:4] },
+		"calls[5].token", "token"},
 	{"an ambiguous put marked lost that landed", "driver_ledger.json", "ambiguous put that landed, then the retry",
 		func(v *dvVector) { v.Steps[0].Calls[2].Landed = dvB(false) },
 		"", "siblings are not the stored ones"},
@@ -8355,7 +8552,7 @@ var dvWrongExpectations = []struct {
 		func(v *dvVector) { c := v.Steps[0].Calls; c[0], c[1] = c[1], c[0] },
 		"calls[0].key", "want a fetch"},
 	{"a retirement without dating the idle actor", "driver_ledger.json", "retire: an idle writer is retired after its transactions are recorded",
-		func(v *dvVector) { c := &v.Steps[1].Calls; *c = slices.Delete(*c, 2, 3) },
+		func(v *dvVector) { c := &v.Steps[1].Calls; *c = slices.Delete(*c, 3, 4) },
 		"calls", "record fetches"},
 	{"a retirement record naming the retiring ledger", "driver_ledger.json", "retire: an idle writer's unrecorded transaction is recorded before it retires",
 		func(v *dvVector) { dvEditRecord(&v.Steps[2].Calls[4], func(r *dvRecord) { r.Writer = "b~bbbbbbbb" }) },
@@ -8441,12 +8638,12 @@ var dvWrongExpectations = []struct {
 		"value", "value 8, the model says 13"},
 	{"a put that merges a state read more than RetiredGrace/2 ago", "driver_ledger.json", "grace: a read older than RetiredGrace/2 drops the ledger's state",
 		func(v *dvVector) {
-			dvEditState(&v.Steps[5].Calls[3], func(s *dvState) {
+			dvEditState(&v.Steps[5].Calls[4], func(s *dvState) {
 				s.P = append(s.P, dvEntry{Actor: "c~cccccccc", Seq: "1", History: []dvTxn{{"t1", 5}}, Folded: []dvTxn{}})
 				s.Value += 5
 			})
 		},
-		"calls[3].value", "put writes"},
+		"calls[4].value", "put writes"},
 	{"a pass that folds with the cutoff now", "driver_ledger.json", "grace: a read older than RetiredGrace/2 drops the ledger's state",
 		func(v *dvVector) {
 			dvEditState(&v.Steps[3].Calls[2], func(s *dvState) {
@@ -8473,11 +8670,11 @@ var dvWrongExpectations = []struct {
 		"calls[2].value", "put's base of P"},
 	{"a write under an incarnation older than RetireAfter + RetiredGrace/2", "driver_ledger.json", "grace: a writer idle past RetireAfter + RetiredGrace/2 takes a new incarnation",
 		func(v *dvVector) {
-			c := &v.Steps[3].Calls[3]
+			c := &v.Steps[3].Calls[4]
 			c.Actor = "a~aaaaaaaa"
 			dvEditState(c, func(s *dvState) { s.P[0].Actor = "a~aaaaaaaa" })
 		},
-		"calls[3].actor", "want as \"a~aaaaaaab\""},
+		"calls[4].actor", "want as \"a~aaaaaaab\""},
 	{"a GC at another write timestamp", "driver_tally.json", "GC folds final shards into the tally",
 		func(v *dvVector) {
 			s := &v.Steps[5]
@@ -8545,7 +8742,7 @@ var dvWrongExpectations = []struct {
 	{"a seventeenth record lookup in one write", "driver_ledger.json", "retire: at most 16 record lookups per write",
 		func(v *dvVector) {
 			c := &v.Steps[0].Calls
-			*c = slices.Insert(*c, 2, (*c)[2])
+			*c = slices.Insert(*c, 4, (*c)[4])
 			d := &v.Steps[1].Calls
 			*d = slices.Delete(*d, 1, 2)
 		},
@@ -8553,7 +8750,7 @@ var dvWrongExpectations = []struct {
 	{"a pass before RetireAfter/8", "driver_ledger.json", "retire: a pass every RetireAfter/8",
 		func(v *dvVector) {
 			c := &v.Steps[3].Calls
-			*c = slices.Insert(*c, 1, v.Steps[4].Calls[2])
+			*c = slices.Insert(*c, 1, v.Steps[4].Calls[3])
 		},
 		"step 4 (credit): calls", "step 4 (credit t4): records: record fetches"},
 	{"the seventeenth idle actor retired in the first write", "driver_ledger.json", "retire: at most 16 retirements per write, from the FNV-1a start",

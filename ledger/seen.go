@@ -1,0 +1,232 @@
+package ledger
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/base32"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/txnrec"
+	"github.com/counterkit/counterkit/internal/wire"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// SeenKeyPrefix starts the key of a ledger key's stored sightings (SPEC.md
+// 6.9), which it keeps in the accounts' store beside the key: when a pass
+// finds a writer that no record dates, it notes there the writer's
+// version and the time it first saw it, so that a ledger of a later
+// process dates the writer from then, as the first one would have. No
+// ledger, Book or Sharded account may use a key in this space.
+const SeenKeyPrefix = "counterkit.seen/"
+
+// IsSeenKey reports whether key is a key of stored sightings (starts with
+// SeenKeyPrefix): what a tool listing a store's keys tells apart.
+func IsSeenKey(key string) bool { return strings.HasPrefix(key, SeenKeyPrefix) }
+
+// maxSeen bounds the sightings one key holds: those first seen earliest
+// are kept.
+const maxSeen = 256
+
+// seenKey is the key of key's stored sightings: SeenKeyPrefix and the
+// base32 (extended hex, no padding) of the first 20 bytes of SHA-256(key),
+// 48 bytes.
+func seenKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return SeenKeyPrefix + seenEncoding.EncodeToString(sum[:20])
+}
+
+var seenEncoding = base32.HexEncoding.WithPadding(base32.NoPadding)
+
+// A seenWriter is a stored sighting: Writer had a live entry at Version in
+// a state read at At.
+type seenWriter struct {
+	Writer  crdt.ActorID
+	Version uint64
+	At      time.Time
+}
+
+// maxSeenEncoded bounds an encoding of maxSeen sightings.
+const maxSeenEncoded = crdt.EnvelopeLen + 8 + maxSeen*(crdt.MaxIDLen+24)
+
+// encodeSightings encodes sightings (SPEC.md 6.9): the envelope
+// "ledger.seen", version 1, and an array of [writer, version, at in Unix
+// nanoseconds], sorted by writer, then version. It refuses more than
+// maxSeen and a sighting no ledger makes.
+func encodeSightings(sightings []seenWriter) ([]byte, error) {
+	s := slices.SortedFunc(slices.Values(sightings), compareSightings)
+	if err := checkSightings(s); err != nil {
+		return nil, err
+	}
+	e := wire.NewEncoder(crdt.TagLedgerSeen, 1)
+	e.ArrayLen(len(s))
+	for _, x := range s {
+		e.ArrayLen(3)
+		e.String(string(x.Writer))
+		e.Uint(x.Version)
+		e.Int(x.At.UnixNano())
+	}
+	return e.Bytes()
+}
+
+// decodeSightings decodes encodeSightings' bytes, refusing any other
+// (errors wrap crdt.ErrCorruptEncoding, crdt.ErrTypeMismatch,
+// crdt.ErrUnsupportedVersion or crdt.ErrTooLarge).
+func decodeSightings(b []byte) ([]seenWriter, error) {
+	d, _, err := wire.NewDecoder(b, crdt.TagLedgerSeen, 1, maxSeenEncoded)
+	if err != nil {
+		return nil, err
+	}
+	n, err := d.ArrayLen(maxSeen)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]seenWriter, 0, n)
+	for range n {
+		var x seenWriter
+		var at int64
+		if err := d.Tuple(3, "sighting"); err != nil {
+			return nil, err
+		}
+		if x.Writer, err = d.Actor(); err != nil {
+			return nil, err
+		}
+		if x.Version, err = d.Uint(); err != nil {
+			return nil, err
+		}
+		if at, err = d.Int(); err != nil {
+			return nil, err
+		}
+		x.At = time.Unix(0, at).UTC()
+		out = append(out, x)
+	}
+	if err := d.Finish(); err != nil {
+		return nil, err
+	}
+	if err := checkSightings(out); err != nil {
+		return nil, fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
+	}
+	return out, nil
+}
+
+func compareSightings(a, b seenWriter) int {
+	return cmp.Or(strings.Compare(string(a.Writer), string(b.Writer)), cmp.Compare(a.Version, b.Version))
+}
+
+// checkSightings refuses more than maxSeen sightings, any out of order or
+// repeated, and one no ledger makes: version 0 or above
+// txnrec.MaxVersion, a time not after 1970.
+func checkSightings(s []seenWriter) error {
+	if len(s) > maxSeen {
+		return fmt.Errorf("%w: %d sightings, above %d", crdt.ErrTooLarge, len(s), maxSeen)
+	}
+	for i, x := range s {
+		if err := x.Writer.Validate(); err != nil {
+			return err
+		}
+		if x.Version == 0 || x.Version > txnrec.MaxVersion {
+			return fmt.Errorf("%w: sighting of %q at version %d", crdt.ErrInvalidAmount, x.Writer, x.Version)
+		}
+		if x.At.UnixNano() <= 0 {
+			return fmt.Errorf("%w: sighting of %q at %v, not after 1970", crdt.ErrInvalidAmount, x.Writer, x.At)
+		}
+		if i > 0 && compareSightings(s[i-1], x) >= 0 {
+			return fmt.Errorf("%w: sightings out of order or repeated at %q", crdt.ErrInvalidAmount, x.Writer)
+		}
+	}
+	return nil
+}
+
+// storedSightings is what one pass read of its key's stored sightings and
+// what it adds: fetched once, before a pass that first sees a writer.
+type storedSightings struct {
+	fetched, ok bool
+	token       store.Token
+	at          map[seenWriter]time.Time // by writer and version (At zero): the earliest
+	add         []seenWriter
+}
+
+// fetch reads key's stored sightings. A failed fetch leaves none (every
+// writer dated from now, as without them) and no Put; a sibling that does
+// not decode is passed over: it dates no one, and the next Put replaces
+// it.
+func (s *storedSightings) fetch(ctx context.Context, l *Ledger) {
+	s.fetched = true
+	sibs, token, err := l.store.Fetch(ctx, seenKey(l.key))
+	if err != nil {
+		return
+	}
+	s.ok, s.token, s.at = true, token, map[seenWriter]time.Time{}
+	for _, b := range sibs {
+		seen, err := decodeSightings(b)
+		if err != nil {
+			continue
+		}
+		for _, x := range seen {
+			k := seenWriter{Writer: x.Writer, Version: x.Version}
+			if t, ok := s.at[k]; !ok || x.At.Before(t) {
+				s.at[k] = x.At
+			}
+		}
+	}
+}
+
+// dating returns when a stored sighting first saw a at version v: found
+// is false for none (or none read) and for a time after now (another
+// clock ahead).
+func (s *storedSightings) dating(a crdt.ActorID, v uint64, now time.Time) (at time.Time, found bool) {
+	at, found = s.at[seenWriter{Writer: a, Version: v}]
+	if brokenSeenAnyVersion {
+		for k, t := range s.at {
+			if k.Writer == a && (!found || t.Before(at)) {
+				at, found = t, true
+			}
+		}
+	}
+	if !found || at.After(now) {
+		return time.Time{}, false
+	}
+	return at, true
+}
+
+// put writes the sightings read and those added, but those of writers no
+// longer live at that version in merged (a version above it is kept: the
+// read lags), with the token of the fetch; a failure is left alone, since
+// later ledgers then date the writers later, not earlier.
+func (s *storedSightings) put(ctx context.Context, l *Ledger, merged *tpncounter.Counter) {
+	if !s.ok || len(s.add) == 0 {
+		return
+	}
+	live := maps.Collect(merged.LiveActors())
+	first := map[seenWriter]time.Time{}
+	for k, at := range s.at {
+		if v, ok := live[k.Writer]; ok && k.Version >= v {
+			first[k] = at
+		}
+	}
+	for _, x := range s.add {
+		k := seenWriter{Writer: x.Writer, Version: x.Version}
+		if at, ok := first[k]; !ok || x.At.Before(at) {
+			first[k] = x.At
+		}
+	}
+	all := make([]seenWriter, 0, len(first))
+	for k, at := range first {
+		all = append(all, seenWriter{Writer: k.Writer, Version: k.Version, At: at})
+	}
+	if len(all) > maxSeen {
+		slices.SortFunc(all, func(a, b seenWriter) int { return cmp.Or(a.At.Compare(b.At), compareSightings(a, b)) })
+		all = all[:maxSeen]
+	}
+	b, err := encodeSightings(all)
+	if err != nil {
+		return
+	}
+	_ = l.store.Put(ctx, seenKey(l.key), l.writer, b, s.token)
+}
