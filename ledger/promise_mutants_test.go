@@ -30,7 +30,7 @@ func TestPromiseChecksCatchBrokenVariants(t *testing.T) {
 		{"cancel-refused", []string{"TestPromiseContextCancelledAfterPutLanded"}},
 		{"book-forgets", []string{"TestPromiseBookReopenedManyTimes"}},
 		{"sweep-dating", []string{"TestColdAccountSweptRetiresWritersThatLeft"}},
-		{"seen-ignored", []string{"TestWritersStoppedBeforeTheirRecordsLeaveRoom", "TestLateCopyOfAStoppedWriterOnARestartOnlyAccount"}},
+		{"seen-ignored", []string{"TestWritersStoppedBeforeTheirRecordsLeaveRoom", "TestLateCopyOfAStoppedWriterOnARestartOnlyAccount", "TestColdAccountWithATTLRecordsStore"}},
 		{"seen-any-version", []string{"TestSightingOfAnEarlierVersionDatesNoOne"}},
 		{"late-all", []string{"TestPromiseRetryAfterWriterDied", "TestPromiseRetryAcrossDayOfWriters"}},
 		{"late-declined", []string{"TestPromiseRetryAfterWriterDied"}},

@@ -247,3 +247,33 @@ func TestAdmissionAtRetireAfterByRecordsPastTheWindow(t *testing.T) {
 		t.Errorf("the oldest writer idle RetireAfter, dated by its record past the window: %v, want it applied", err)
 	}
 }
+
+// TestColdAccountWithATTLRecordsStore: as TestColdAccountRetiresWritersThatLeft,
+// the records in a store of their own whose values vanish
+// DefaultExpireAfter after their Put (a Cassandra DB with SiblingsTTL):
+// each new process finds the records of the writers before it gone, so no
+// record dates them; the sightings the ledgers keep beside the account
+// (SPEC.md 6.9, "Stored sightings") do, and at most three entries stay
+// live (the last writer, the one before it, and the one the last process
+// first saw). Without them every credit left a live entry.
+func TestColdAccountWithATTLRecordsStore(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	st := memory.NewSiblings()
+	recs := &ttlStore{Siblings: memory.NewSiblings(), now: clock.Now, ttl: ledger.DefaultExpireAfter, written: map[string]time.Time{}}
+	opts := ledger.Options{Actor: "billing", Clock: clock.Now, Records: recs}
+	for i := range coldWrites {
+		b, err := ledger.NewBook(st, ledger.BookOptions{Options: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Credit(ctx, "cold", crdt.TxnID("c"+strconv.Itoa(i)), 1); err != nil {
+			t.Fatalf("credit %d: %v", i, err)
+		}
+		clock.Add(48 * time.Hour)
+	}
+	c := storedAt(t, st, "cold")
+	if s := c.Stats(); s.Actors > 3 || c.Value() != coldWrites {
+		t.Errorf("%d live entries (%d retired), value %d after %d credits two days apart, each by a new process, records expiring; want at most 3 and %d", s.Actors, s.Retired, c.Value(), coldWrites, coldWrites)
+	}
+}
