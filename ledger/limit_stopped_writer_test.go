@@ -11,6 +11,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -23,9 +24,43 @@ import (
 // Without them, on an account written only by new processes, each dated
 // it from its own first sight, and it was never retired.
 
-// stoppedOpts are the defaults, with clock and no wait between attempts.
-func stoppedOpts(clock *fakeClock, maxActors int) ledger.Options {
-	return ledger.Options{Actor: "svc", Clock: clock.Now, Backoff: ledger.Backoff{Initial: -1}, Counter: tpncounter.Options{MaxActors: maxActors}}
+// stoppedAccount is an account "acct" in a memory store whose writers are
+// processes that start, write and stop, at times set on a fake clock.
+type stoppedAccount struct {
+	t     *testing.T
+	t0    time.Time
+	clock *fakeClock
+	mem   *memory.Siblings
+	opts  ledger.Options // the defaults, with clock and no wait between attempts
+}
+
+func newStoppedAccount(t *testing.T, maxActors int) *stoppedAccount {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := newFakeClock(t0)
+	return &stoppedAccount{t: t, t0: t0, clock: clock, mem: memory.NewSiblings(),
+		opts: ledger.Options{Actor: "svc", Clock: clock.Now, Backoff: ledger.Backoff{Initial: -1}, Counter: tpncounter.Options{MaxActors: maxActors}}}
+}
+
+// process sets the clock to at after t0 and starts a ledger of the
+// account over st (the memory store when nil).
+func (r *stoppedAccount) process(at time.Duration, st store.Siblings) *ledger.Ledger {
+	r.t.Helper()
+	r.clock.Set(r.t0.Add(at))
+	if st == nil {
+		st = r.mem
+	}
+	l, err := ledger.New(st, "acct", r.opts)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return l
+}
+
+// live reports whether writer has a live entry in the stored account.
+func (r *stoppedAccount) live(writer crdt.ActorID) bool {
+	r.t.Helper()
+	_, ok := maps.Collect(storedAt(r.t, r.mem, "acct").LiveActors())[writer]
+	return ok
 }
 
 // TestLateCopyOfAStoppedWriterOnARestartOnlyAccount: process P0 credits
@@ -45,20 +80,14 @@ func TestLateCopyOfAStoppedWriterOnARestartOnlyAccount(t *testing.T) {
 	for _, longLived := range []bool{false, true} {
 		t.Run(fmt.Sprintf("long-lived=%v", longLived), func(t *testing.T) {
 			ctx := context.Background()
-			t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-			clock := newFakeClock(t0)
-			mem := memory.NewSiblings()
-			opts := stoppedOpts(clock, 0)
-			held := faulty.NewSiblings(mem, faulty.Options{Policy: func(c faulty.Call) faulty.Fault {
+			r := newStoppedAccount(t, 0)
+			held := faulty.NewSiblings(r.mem, faulty.Options{Policy: func(c faulty.Call) faulty.Fault {
 				if c.Method == faulty.MethodPut && !ledger.IsRecordKey(c.Key) {
 					return faulty.Hold
 				}
 				return faulty.Pass
 			}})
-			p0, err := ledger.New(held, "acct", opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p0 := r.process(0, held)
 			if _, err := p0.Credit(ctx, "x", 7); !errors.Is(err, crdt.ErrAmbiguousWrite) {
 				t.Fatalf("P0's credit of x, its Puts held: %v, want ErrAmbiguousWrite", err)
 			}
@@ -67,19 +96,15 @@ func TestLateCopyOfAStoppedWriterOnARestartOnlyAccount(t *testing.T) {
 			var ll *ledger.Ledger
 			step := func(at time.Duration, txn crdt.TxnID, amount int64) {
 				t.Helper()
-				clock.Set(t0.Add(at))
+				l := r.process(at, nil)
 				if ll != nil {
 					if _, err := ll.Credit(ctx, "z"+txn, 1); err != nil {
 						t.Fatal(err)
 					}
 					want++
 				}
-				l, err := ledger.New(mem, "acct", opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if r, err := l.Credit(ctx, txn, amount); err != nil || r.Outcome != tpncounter.Applied {
-					t.Fatalf("+%v %s: %+v %v, want it applied", at, txn, r, err)
+				if res, err := l.Credit(ctx, txn, amount); err != nil || res.Outcome != tpncounter.Applied {
+					t.Fatalf("+%v %s: %+v %v, want it applied", at, txn, res, err)
 				}
 				if err := l.Land(ctx); err != nil {
 					t.Fatal(err)
@@ -88,19 +113,16 @@ func TestLateCopyOfAStoppedWriterOnARestartOnlyAccount(t *testing.T) {
 			}
 			step(time.Second, "x", 7) // the retry: x is not in the store
 			step(61*time.Minute, "y0", 1)
-			clock.Set(t0.Add(2 * time.Hour))
+			r.clock.Set(r.t0.Add(2 * time.Hour))
 			if err := held.DeliverAll(); err != nil {
 				t.Fatal(err)
 			}
 			if longLived {
-				if ll, err = ledger.New(mem, "acct", opts); err != nil {
-					t.Fatal(err)
-				}
+				ll = r.process(2*time.Hour, nil)
 			}
 			check := func(when string, twice bool) {
 				t.Helper()
-				c := storedAt(t, mem, "acct")
-				_, live := maps.Collect(c.LiveActors())[left]
+				c, live := storedAt(t, r.mem, "acct"), r.live(left)
 				if w := want + map[bool]int64{true: 7}[twice]; live != twice || c.Value() != w {
 					t.Errorf("%s: P0 live %v, value %d; want live %v and %d", when, live, c.Value(), twice, w)
 				}
@@ -132,11 +154,8 @@ func TestLateCopyOfAStoppedWriterOnARestartOnlyAccount(t *testing.T) {
 // account refused every new writer for good.
 func TestWritersStoppedBeforeTheirRecordsLeaveRoom(t *testing.T) {
 	ctx := context.Background()
-	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := newFakeClock(t0)
-	mem := memory.NewSiblings()
-	opts := stoppedOpts(clock, 4)
-	noRecord := faulty.NewSiblings(mem, faulty.Options{Policy: func(c faulty.Call) faulty.Fault {
+	r := newStoppedAccount(t, 4)
+	noRecord := faulty.NewSiblings(r.mem, faulty.Options{Policy: func(c faulty.Call) faulty.Fault {
 		if c.Method == faulty.MethodPut && ledger.IsRecordKey(c.Key) {
 			return faulty.Refuse
 		}
@@ -144,22 +163,14 @@ func TestWritersStoppedBeforeTheirRecordsLeaveRoom(t *testing.T) {
 	}})
 	var stopped []crdt.ActorID
 	for i := range 4 {
-		l, err := ledger.New(noRecord, "acct", opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r, err := l.Credit(ctx, crdt.TxnID(fmt.Sprint("c", i)), 1); !errors.Is(err, crdt.ErrAmbiguousWrite) || !r.Landed {
-			t.Fatalf("credit %d, its record refused: %+v %v, want landed and ErrAmbiguousWrite", i, r, err)
+		l := r.process(0, noRecord)
+		if res, err := l.Credit(ctx, crdt.TxnID(fmt.Sprint("c", i)), 1); !errors.Is(err, crdt.ErrAmbiguousWrite) || !res.Landed {
+			t.Fatalf("credit %d, its record refused: %+v %v, want landed and ErrAmbiguousWrite", i, res, err)
 		}
 		stopped = append(stopped, l.Writer()) // the process stops: its record stays unwritten
 	}
 	credit := func(at time.Duration, txn crdt.TxnID) error {
-		clock.Set(t0.Add(at))
-		l, err := ledger.New(mem, "acct", opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = l.Credit(ctx, txn, 1)
+		_, err := r.process(at, nil).Credit(ctx, txn, 1)
 		return err
 	}
 	retireAfter := ledger.DefaultRetireAfter
@@ -169,9 +180,8 @@ func TestWritersStoppedBeforeTheirRecordsLeaveRoom(t *testing.T) {
 	if err := credit(retireAfter, "on-time"); err != nil {
 		t.Fatalf("RetireAfter after the stops: %v, want it applied", err)
 	}
-	live := maps.Collect(storedAt(t, mem, "acct").LiveActors())
 	for i, a := range stopped {
-		if _, ok := live[a]; ok != (i == 3) {
+		if ok := r.live(a); ok != (i == 3) {
 			t.Errorf("stopped writer %d live %v after the write at RetireAfter; want only the last, seen by no one before", i, ok)
 		}
 	}
@@ -181,8 +191,8 @@ func TestWritersStoppedBeforeTheirRecordsLeaveRoom(t *testing.T) {
 	if err := credit(2*retireAfter, "last"); err != nil {
 		t.Fatal(err)
 	}
-	c := storedAt(t, mem, "acct")
-	if _, ok := maps.Collect(c.LiveActors())[stopped[3]]; ok || c.Value() != 7 {
+	c := storedAt(t, r.mem, "acct")
+	if ok := r.live(stopped[3]); ok || c.Value() != 7 {
 		t.Errorf("after 2 × RetireAfter: the last stopped writer live %v, value %d; want retired and 7", ok, c.Value())
 	}
 }
@@ -195,17 +205,11 @@ func TestWritersStoppedBeforeTheirRecordsLeaveRoom(t *testing.T) {
 // it, idle for 31 minutes only.
 func TestSightingOfAnEarlierVersionDatesNoOne(t *testing.T) {
 	ctx := context.Background()
-	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := newFakeClock(t0)
-	mem := memory.NewSiblings()
-	opts := stoppedOpts(clock, 0)
-	w, err := ledger.New(mem, "acct", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newStoppedAccount(t, 0)
+	w := r.process(0, nil)
 	write := func(at time.Duration, l *ledger.Ledger, txn crdt.TxnID) {
 		t.Helper()
-		clock.Set(t0.Add(at))
+		r.clock.Set(r.t0.Add(at))
 		if _, err := l.Credit(ctx, txn, 1); err != nil {
 			t.Fatalf("+%v %s: %v", at, txn, err)
 		}
@@ -213,30 +217,23 @@ func TestSightingOfAnEarlierVersionDatesNoOne(t *testing.T) {
 	forget := func(txn crdt.TxnID) {
 		t.Helper()
 		key := ledger.RecordKey("acct", txn)
-		if _, tok, err := mem.Fetch(ctx, key); err != nil || mem.Delete(ctx, key, tok) != nil {
+		if _, tok, err := r.mem.Fetch(ctx, key); err != nil || r.mem.Delete(ctx, key, tok) != nil {
 			t.Fatalf("deleting %s's record: %v", txn, err)
 		}
 	}
-	fresh := func() *ledger.Ledger {
-		l, err := ledger.New(mem, "acct", opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
 	write(0, w, "w1")
 	forget("w1")
-	write(time.Minute, fresh(), "n1")
+	write(time.Minute, r.process(time.Minute, nil), "n1")
 	write(30*time.Minute, w, "w2")
 	forget("w2")
-	write(61*time.Minute, fresh(), "n2")
-	if _, ok := maps.Collect(storedAt(t, mem, "acct").LiveActors())[w.Writer()]; !ok {
+	write(61*time.Minute, r.process(61*time.Minute, nil), "n2")
+	if !r.live(w.Writer()) {
 		t.Errorf("a writer that wrote 31 minutes ago was retired, dated by a sighting of its earlier version")
 	}
 	// Control: a process RetireAfter after the last one dates it by that
 	// one's sighting of this version, and retires it.
-	write(121*time.Minute, fresh(), "n3")
-	if _, ok := maps.Collect(storedAt(t, mem, "acct").LiveActors())[w.Writer()]; ok {
+	write(121*time.Minute, r.process(121*time.Minute, nil), "n3")
+	if r.live(w.Writer()) {
 		t.Errorf("the writer, idle for RetireAfter by the stored sighting of its version, is still live")
 	}
 }

@@ -146,10 +146,19 @@ func checkSightings(s []seenWriter) error {
 // storedSightings is what one pass read of its key's stored sightings and
 // what it adds: fetched once, before a pass that first sees a writer.
 type storedSightings struct {
-	fetched, ok bool
-	token       store.Token
-	at          map[seenWriter]time.Time // by writer and version (At zero): the earliest
-	add         []seenWriter
+	ok    bool
+	token store.Token
+	at    map[seenWriter]time.Time // by writer and version (At zero): the earliest
+	add   []seenWriter
+}
+
+// keepEarliest records x in first, keyed by its writer and version, unless
+// first holds an earlier time for them.
+func keepEarliest(first map[seenWriter]time.Time, x seenWriter) {
+	k := seenWriter{Writer: x.Writer, Version: x.Version}
+	if at, ok := first[k]; !ok || x.At.Before(at) {
+		first[k] = x.At
+	}
 }
 
 // fetch reads key's stored sightings. A failed fetch leaves none (every
@@ -157,7 +166,6 @@ type storedSightings struct {
 // not decode is passed over: it dates no one, and the next Put replaces
 // it.
 func (s *storedSightings) fetch(ctx context.Context, l *Ledger) {
-	s.fetched = true
 	sibs, token, err := l.store.Fetch(ctx, seenKey(l.key))
 	if err != nil {
 		return
@@ -169,10 +177,7 @@ func (s *storedSightings) fetch(ctx context.Context, l *Ledger) {
 			continue
 		}
 		for _, x := range seen {
-			k := seenWriter{Writer: x.Writer, Version: x.Version}
-			if t, ok := s.at[k]; !ok || x.At.Before(t) {
-				s.at[k] = x.At
-			}
+			keepEarliest(s.at, x)
 		}
 	}
 }
@@ -211,10 +216,7 @@ func (s *storedSightings) put(ctx context.Context, l *Ledger, merged *tpncounter
 		}
 	}
 	for _, x := range s.add {
-		k := seenWriter{Writer: x.Writer, Version: x.Version}
-		if at, ok := first[k]; !ok || x.At.Before(at) {
-			first[k] = x.At
-		}
+		keepEarliest(first, x)
 	}
 	all := make([]seenWriter, 0, len(first))
 	for k, at := range first {
