@@ -367,7 +367,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 					if at, found := seen.dating(a, v, now); found && at.Before(s.since) {
 						s.since = at
 					} else if !found {
-						seen.add = append(seen.add, seenWriter{Writer: a, Version: v, At: now})
+						seen.add = append(seen.add, Sighting{Writer: a, Version: v, At: now})
 					}
 				}
 				due := !now.Before(dueAt())
@@ -386,7 +386,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		if _, found := seen.dating(a, v, now); !s.dated && seen.ok && !found {
 			// Left unread (past the lookups of a write): its
 			// sighting is stored too, whatever its records say.
-			seen.add = append(seen.add, seenWriter{Writer: a, Version: v, At: now})
+			seen.add = append(seen.add, Sighting{Writer: a, Version: v, At: now})
 		}
 		due := dueAt()
 		ready := !now.Before(due)

@@ -34,22 +34,43 @@ func IsSeenKey(key string) bool { return strings.HasPrefix(key, SeenKeyPrefix) }
 // are kept.
 const maxSeen = 256
 
-// seenKey is the key of key's stored sightings: SeenKeyPrefix and the
-// base32 (extended hex, no padding) of the first 20 bytes of SHA-256(key),
-// 48 bytes.
-func seenKey(key string) string {
+// SeenKey returns the key of key's stored sightings: SeenKeyPrefix and
+// the base32 (extended hex, no padding) of the first 20 bytes of
+// SHA-256(key), 48 bytes.
+func SeenKey(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return SeenKeyPrefix + seenEncoding.EncodeToString(sum[:20])
 }
 
 var seenEncoding = base32.HexEncoding.WithPadding(base32.NoPadding)
 
-// A seenWriter is a stored sighting: Writer had a live entry at Version in
-// a state read at At.
-type seenWriter struct {
+// A Sighting is a stored sighting: Writer had a live entry at Version,
+// which no record dated, in a state read at At.
+type Sighting struct {
 	Writer  crdt.ActorID
 	Version uint64
 	At      time.Time
+}
+
+// Sightings is the value stored under a SeenKey (tag "ledger.seen"):
+// what a tool that inspects a store decodes.
+type Sightings []Sighting
+
+// MarshalBinary encodes s, sorted (SPEC.md 6.9); it refuses more than 256
+// sightings and any no ledger makes (errors wrap crdt.ErrTooLarge,
+// crdt.ErrInvalidAmount or crdt.ErrInvalidActor).
+func (s Sightings) MarshalBinary() ([]byte, error) { return encodeSightings(s) }
+
+// UnmarshalBinary decodes what MarshalBinary encodes and refuses any other
+// bytes (errors wrap crdt.ErrCorruptEncoding, crdt.ErrTypeMismatch,
+// crdt.ErrUnsupportedVersion or crdt.ErrTooLarge), leaving s unchanged.
+func (s *Sightings) UnmarshalBinary(b []byte) error {
+	x, err := decodeSightings(b)
+	if err != nil {
+		return err
+	}
+	*s = x
+	return nil
 }
 
 // maxSeenEncoded bounds an encoding of maxSeen sightings.
@@ -59,7 +80,7 @@ const maxSeenEncoded = crdt.EnvelopeLen + 8 + maxSeen*(crdt.MaxIDLen+24)
 // "ledger.seen", version 1, and an array of [writer, version, at in Unix
 // nanoseconds], sorted by writer, then version. It refuses more than
 // maxSeen and a sighting no ledger makes.
-func encodeSightings(sightings []seenWriter) ([]byte, error) {
+func encodeSightings(sightings []Sighting) ([]byte, error) {
 	s := slices.SortedFunc(slices.Values(sightings), compareSightings)
 	if err := checkSightings(s); err != nil {
 		return nil, err
@@ -78,7 +99,7 @@ func encodeSightings(sightings []seenWriter) ([]byte, error) {
 // decodeSightings decodes encodeSightings' bytes, refusing any other
 // (errors wrap crdt.ErrCorruptEncoding, crdt.ErrTypeMismatch,
 // crdt.ErrUnsupportedVersion or crdt.ErrTooLarge).
-func decodeSightings(b []byte) ([]seenWriter, error) {
+func decodeSightings(b []byte) ([]Sighting, error) {
 	d, _, err := wire.NewDecoder(b, crdt.TagLedgerSeen, 1, maxSeenEncoded)
 	if err != nil {
 		return nil, err
@@ -87,9 +108,9 @@ func decodeSightings(b []byte) ([]seenWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]seenWriter, 0, n)
+	out := make([]Sighting, 0, n)
 	for range n {
-		var x seenWriter
+		var x Sighting
 		var at int64
 		if err := d.Tuple(3, "sighting"); err != nil {
 			return nil, err
@@ -115,14 +136,14 @@ func decodeSightings(b []byte) ([]seenWriter, error) {
 	return out, nil
 }
 
-func compareSightings(a, b seenWriter) int {
+func compareSightings(a, b Sighting) int {
 	return cmp.Or(strings.Compare(string(a.Writer), string(b.Writer)), cmp.Compare(a.Version, b.Version))
 }
 
 // checkSightings refuses more than maxSeen sightings, any out of order or
 // repeated, and one no ledger makes: version 0 or above
 // txnrec.MaxVersion, a time not after 1970.
-func checkSightings(s []seenWriter) error {
+func checkSightings(s []Sighting) error {
 	if len(s) > maxSeen {
 		return fmt.Errorf("%w: %d sightings, above %d", crdt.ErrTooLarge, len(s), maxSeen)
 	}
@@ -148,14 +169,14 @@ func checkSightings(s []seenWriter) error {
 type storedSightings struct {
 	ok    bool
 	token store.Token
-	at    map[seenWriter]time.Time // by writer and version (At zero): the earliest
-	add   []seenWriter
+	at    map[Sighting]time.Time // by writer and version (At zero): the earliest
+	add   []Sighting
 }
 
 // keepEarliest records x in first, keyed by its writer and version, unless
 // first holds an earlier time for them.
-func keepEarliest(first map[seenWriter]time.Time, x seenWriter) {
-	k := seenWriter{Writer: x.Writer, Version: x.Version}
+func keepEarliest(first map[Sighting]time.Time, x Sighting) {
+	k := Sighting{Writer: x.Writer, Version: x.Version}
 	if at, ok := first[k]; !ok || x.At.Before(at) {
 		first[k] = x.At
 	}
@@ -166,11 +187,11 @@ func keepEarliest(first map[seenWriter]time.Time, x seenWriter) {
 // not decode is passed over: it dates no one, and the next Put replaces
 // it.
 func (s *storedSightings) fetch(ctx context.Context, l *Ledger) {
-	sibs, token, err := l.store.Fetch(ctx, seenKey(l.key))
+	sibs, token, err := l.store.Fetch(ctx, SeenKey(l.key))
 	if err != nil {
 		return
 	}
-	s.ok, s.token, s.at = true, token, map[seenWriter]time.Time{}
+	s.ok, s.token, s.at = true, token, map[Sighting]time.Time{}
 	for _, b := range sibs {
 		seen, err := decodeSightings(b)
 		if err != nil {
@@ -186,7 +207,7 @@ func (s *storedSightings) fetch(ctx context.Context, l *Ledger) {
 // is false for none (or none read) and for a time after now (another
 // clock ahead).
 func (s *storedSightings) dating(a crdt.ActorID, v uint64, now time.Time) (at time.Time, found bool) {
-	at, found = s.at[seenWriter{Writer: a, Version: v}]
+	at, found = s.at[Sighting{Writer: a, Version: v}]
 	if brokenSeenAnyVersion {
 		for k, t := range s.at {
 			if k.Writer == a && (!found || t.Before(at)) {
@@ -209,7 +230,7 @@ func (s *storedSightings) put(ctx context.Context, l *Ledger, merged *tpncounter
 		return
 	}
 	live := maps.Collect(merged.LiveActors())
-	first := map[seenWriter]time.Time{}
+	first := map[Sighting]time.Time{}
 	for k, at := range s.at {
 		if v, ok := live[k.Writer]; ok && k.Version >= v {
 			first[k] = at
@@ -218,17 +239,17 @@ func (s *storedSightings) put(ctx context.Context, l *Ledger, merged *tpncounter
 	for _, x := range s.add {
 		keepEarliest(first, x)
 	}
-	all := make([]seenWriter, 0, len(first))
+	all := make([]Sighting, 0, len(first))
 	for k, at := range first {
-		all = append(all, seenWriter{Writer: k.Writer, Version: k.Version, At: at})
+		all = append(all, Sighting{Writer: k.Writer, Version: k.Version, At: at})
 	}
 	if len(all) > maxSeen {
-		slices.SortFunc(all, func(a, b seenWriter) int { return cmp.Or(a.At.Compare(b.At), compareSightings(a, b)) })
+		slices.SortFunc(all, func(a, b Sighting) int { return cmp.Or(a.At.Compare(b.At), compareSightings(a, b)) })
 		all = all[:maxSeen]
 	}
 	b, err := encodeSightings(all)
 	if err != nil {
 		return
 	}
-	_ = l.store.Put(ctx, seenKey(l.key), l.writer, b, s.token)
+	_ = l.store.Put(ctx, SeenKey(l.key), l.writer, b, s.token)
 }

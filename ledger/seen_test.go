@@ -16,7 +16,7 @@ import (
 // characters, in no ledger key's space.
 func TestSightingsEncoding(t *testing.T) {
 	at := time.Date(2030, 1, 1, 0, 0, 0, 1, time.UTC)
-	in := []seenWriter{{"b~bbbbbbbb", 2, at}, {"a~aaaaaaaa", 9, at.Add(time.Hour)}, {"a~aaaaaaaa", 1, at}}
+	in := []Sighting{{"b~bbbbbbbb", 2, at}, {"a~aaaaaaaa", 9, at.Add(time.Hour)}, {"a~aaaaaaaa", 1, at}}
 	b, err := encodeSightings(in)
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +25,7 @@ func TestSightingsEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []seenWriter{in[2], in[1], in[0]}
+	want := []Sighting{in[2], in[1], in[0]}
 	if len(out) != 3 {
 		t.Fatalf("decoded %v, want %v", out, want)
 	}
@@ -34,10 +34,10 @@ func TestSightingsEncoding(t *testing.T) {
 			t.Fatalf("decoded %v, want %v", out, want)
 		}
 	}
-	if k := seenKey("acct"); !IsSeenKey(k) || len(k) != len(SeenKeyPrefix)+32 || IsRecordKey(k) {
-		t.Errorf("seenKey(acct) = %q", k)
+	if k := SeenKey("acct"); !IsSeenKey(k) || len(k) != len(SeenKeyPrefix)+32 || IsRecordKey(k) {
+		t.Errorf("SeenKey(acct) = %q", k)
 	}
-	if err := checkKey("ledger key", seenKey("acct")); !errors.Is(err, crdt.ErrInvalidKey) {
+	if err := checkKey("ledger key", SeenKey("acct")); !errors.Is(err, crdt.ErrInvalidKey) {
 		t.Errorf("a ledger key in the sightings' space: %v, want ErrInvalidKey", err)
 	}
 }
@@ -47,27 +47,27 @@ func TestSightingsEncoding(t *testing.T) {
 // for a body that passes the envelope.
 func TestSightingsRefused(t *testing.T) {
 	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	many := make([]seenWriter, maxSeen+1)
+	many := make([]Sighting, maxSeen+1)
 	for i := range many {
-		many[i] = seenWriter{crdt.ActorID(strings.Repeat("w", 1+i%200) + string(rune('a'+i/200))), 1, at}
+		many[i] = Sighting{crdt.ActorID(strings.Repeat("w", 1+i%200) + string(rune('a'+i/200))), 1, at}
 	}
 	for _, tc := range []struct {
 		name string
-		in   []seenWriter
+		in   []Sighting
 		want error
 	}{
-		{"version 0", []seenWriter{{"a", 0, at}}, crdt.ErrInvalidAmount},
-		{"version above a writer's", []seenWriter{{"a", txnrec.MaxVersion + 1, at}}, crdt.ErrInvalidAmount},
-		{"a time not after 1970", []seenWriter{{"a", 1, time.Unix(0, 0)}}, crdt.ErrInvalidAmount},
-		{"an invalid writer", []seenWriter{{"", 1, at}}, crdt.ErrInvalidActor},
-		{"one writer and version twice", []seenWriter{{"a", 1, at}, {"a", 1, at.Add(1)}}, crdt.ErrInvalidAmount},
+		{"version 0", []Sighting{{"a", 0, at}}, crdt.ErrInvalidAmount},
+		{"version above a writer's", []Sighting{{"a", txnrec.MaxVersion + 1, at}}, crdt.ErrInvalidAmount},
+		{"a time not after 1970", []Sighting{{"a", 1, time.Unix(0, 0)}}, crdt.ErrInvalidAmount},
+		{"an invalid writer", []Sighting{{"", 1, at}}, crdt.ErrInvalidActor},
+		{"one writer and version twice", []Sighting{{"a", 1, at}, {"a", 1, at.Add(1)}}, crdt.ErrInvalidAmount},
 		{"more than maxSeen", many, crdt.ErrTooLarge},
 	} {
 		if _, err := encodeSightings(tc.in); !errors.Is(err, tc.want) {
 			t.Errorf("encode %s: %v, want %v", tc.name, err, tc.want)
 		}
 	}
-	good, err := encodeSightings([]seenWriter{{"a", 1, at}, {"b", 1, at}})
+	good, err := encodeSightings([]Sighting{{"a", 1, at}, {"b", 1, at}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func mustRecord(t *testing.T) []byte {
 // the same bytes, or fail with a sentinel; never a panic.
 func FuzzDecodeSightings(f *testing.F) {
 	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, in := range [][]seenWriter{nil, {{"a", 1, at}}, {{"a", 1, at}, {"b", 7, at.Add(time.Hour)}}} {
+	for _, in := range [][]Sighting{nil, {{"a", 1, at}}, {{"a", 1, at}, {"b", 7, at.Add(time.Hour)}}} {
 		b, err := encodeSightings(in)
 		if err != nil {
 			f.Fatal(err)
