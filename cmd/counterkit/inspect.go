@@ -37,10 +37,10 @@ const inspectUsage = `usage: counterkit inspect [flags] [-hex HEX | FILE | -]
 
 Decodes one counterkit encoding (any type: gcounter, pncounter, tgcounter,
 tpncounter, bounded, tally.shard, tally.tally, deltalog.cell, balance.row,
-ledger.txn) and prints what it holds: type, format version, size, value,
-and per type the actors, totals, history and folded records, the bases of
-retired actors folded away (their exact total and cutoff), window and
-stats.
+ledger.txn, ledger.seen) and prints what it holds: type, format version,
+size, value, and per type the actors, totals, history and folded records,
+the bases of retired actors folded away (their exact total and cutoff),
+the writers a ledger saw and when, window and stats.
 
 The input is the raw bytes of FILE, of standard input (no FILE, or -), or
 the hexadecimal string given with -hex (spaces allowed). Bytes that do not
@@ -96,6 +96,9 @@ type ActorPart struct {
 	Received *int64                 `json:"received,omitempty"`
 	Asked    *int64                 `json:"asked,omitempty"`
 	Sent     map[crdt.ActorID]int64 `json:"sent,omitempty"`
+	// SeenAt is when a ledger first saw the actor's entry at Seq, which
+	// no record dated (ledger.seen).
+	SeenAt string `json:"seen_at,omitempty"`
 }
 
 // Txn is one transaction of a history or folded record.
@@ -284,6 +287,13 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 				d.Fields["key"] = r.Key
 			}
 		}
+	case crdt.TagLedgerSeen:
+		var seen ledger.Sightings
+		if decoded(&seen) {
+			for _, x := range seen {
+				d.Actors = append(d.Actors, ActorPart{Actor: string(x.Writer), Seq: x.Version, SeenAt: x.At.UTC().Format(time.RFC3339Nano)})
+			}
+		}
 	default:
 		return nil, fmt.Errorf("%w: unknown type tag %q", crdt.ErrTypeMismatch, tag)
 	}
@@ -428,6 +438,14 @@ func (d *Description) writeTable(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if d.Type == string(crdt.TagLedgerSeen) {
+		fmt.Fprintln(tw, "actor\tseq\tfirst seen")
+		for _, a := range d.Actors {
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", a.Actor, a.Seq, a.SeenAt)
+		}
+		tw.Flush()
+		return
+	}
 	if d.Type == string(crdt.TagBounded) {
 		fmt.Fprintln(tw, "actor\tseq\tcredits\tdebits\trights\treceived\tasked\tsent\trecent")
 		for _, a := range d.Actors {

@@ -96,6 +96,8 @@ func samples(t *testing.T) map[string][]byte {
 		"tally.shard":       must(shard.MarshalBinary()),
 		"ledger.txn":        must(ledger.Record{Txn: "pay-0", Amount: -40, Writer: "svc~abcdefgh", At: at, Version: 3}.MarshalBinary()),
 		"ledger.txn.key":    must(ledger.Record{Txn: "pay-1", Amount: 7, Writer: "svc~abcdefgh", At: at, Version: 4, Key: "wallet/3"}.MarshalBinary()),
+		"ledger.seen": must(ledger.Sightings{{Writer: "svc~abcdefgh", Version: 3, At: at},
+			{Writer: "svc~bcdefghi", Version: 1, At: at.Add(time.Minute)}}.MarshalBinary()),
 	}
 }
 
