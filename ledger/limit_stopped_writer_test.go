@@ -237,3 +237,42 @@ func TestSightingOfAnEarlierVersionDatesNoOne(t *testing.T) {
 		t.Errorf("the writer, idle for RetireAfter by the stored sighting of its version, is still live")
 	}
 }
+
+// TestManyWritersStoppedBeforeTheirRecordsLeaveRoom: a new process every
+// 10 seconds (360 an hour, under the 512 new incarnations per RetireAfter
+// that MaxActors 512 allows, SPEC.md 6.9) credits once and stops after
+// the account's Put landed and before its record was written. Each is
+// dated from the first sight of any ledger, as its sighting is stored,
+// and retired about RetireAfter later: over 1,200 processes (3 h 20 min)
+// none is refused and the live entries stay under 1.25 hours' worth. Found by a review from the docs (stop 99): a key kept at most
+// 256 sightings, the writers past those were dated by each new process
+// from its own first sight and never retired, and the account refused
+// every new writer from process 795 on (+2h12m30s).
+func TestManyWritersStoppedBeforeTheirRecordsLeaveRoom(t *testing.T) {
+	ctx := context.Background()
+	const every, processes = 10 * time.Second, 1200
+	r := newStoppedAccount(t, 512)
+	var own string // the record of the process's own credit, whose Put is refused
+	noRecord := faulty.NewSiblings(r.mem, faulty.Options{Policy: func(c faulty.Call) faulty.Fault {
+		if c.Method == faulty.MethodPut && c.Key == own {
+			return faulty.Refuse
+		}
+		return faulty.Pass
+	}})
+	most, bound := 0, int(ledger.DefaultRetireAfter*5/4/every)
+	for i := range processes {
+		txn := crdt.TxnID(fmt.Sprint("c", i))
+		own = ledger.RecordKey("acct", txn)
+		l := r.process(time.Duration(i)*every, noRecord)
+		if res, err := l.Credit(ctx, txn, 1); !errors.Is(err, crdt.ErrAmbiguousWrite) || !res.Landed {
+			t.Fatalf("process %d (+%v): %+v %v; want landed and ErrAmbiguousWrite (its record refused)", i, time.Duration(i)*every, res, err)
+		}
+		if i%10 == 0 {
+			most = max(most, storedAt(t, r.mem, "acct").Stats().Actors)
+		}
+	}
+	if c := storedAt(t, r.mem, "acct"); most > bound || c.Value() != processes {
+		t.Errorf("up to %d live entries (bound %d), value %d (want %d)", most, bound, c.Value(), processes)
+	}
+	t.Logf("up to %d live entries", most)
+}

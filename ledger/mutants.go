@@ -82,6 +82,12 @@ var (
 	// earlier version too: a writer that wrote since is retired before
 	// it has been idle for RetireAfter.
 	brokenSeenAnyVersion bool
+	// brokenSeenCapped keeps at most 256 stored sightings, however many
+	// live writers the account may hold: when more writers than that
+	// stop before their records within RetireAfter, the rest are dated
+	// from each new process's first sight, never retired, and the
+	// account fills.
+	brokenSeenCapped bool
 )
 
 // Breaks maps the names COUNTERKIT_BREAK takes to the variants they switch
@@ -103,6 +109,7 @@ var Breaks = map[string]*bool{
 	"sweep-dating":      &brokenSweepDating,
 	"seen-ignored":      &brokenSeenIgnored,
 	"seen-any-version":  &brokenSeenAnyVersion,
+	"seen-capped":       &brokenSeenCapped,
 }
 
 func init() {

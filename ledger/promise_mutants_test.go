@@ -32,6 +32,7 @@ func TestPromiseChecksCatchBrokenVariants(t *testing.T) {
 		{"sweep-dating", []string{"TestColdAccountSweptRetiresWritersThatLeft"}},
 		{"seen-ignored", []string{"TestWritersStoppedBeforeTheirRecordsLeaveRoom", "TestLateCopyOfAStoppedWriterOnARestartOnlyAccount", "TestColdAccountWithATTLRecordsStore"}},
 		{"seen-any-version", []string{"TestSightingOfAnEarlierVersionDatesNoOne"}},
+		{"seen-capped", []string{"TestManyWritersStoppedBeforeTheirRecordsLeaveRoom"}},
 		{"late-all", []string{"TestPromiseRetryAfterWriterDied", "TestPromiseRetryAcrossDayOfWriters"}},
 		{"late-declined", []string{"TestPromiseRetryAfterWriterDied"}},
 		{"retire-unrecorded", []string{"TestPromiseRetryAfterWriterDied"}},

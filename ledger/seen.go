@@ -30,9 +30,11 @@ const SeenKeyPrefix = "counterkit.seen/"
 // SeenKeyPrefix): what a tool listing a store's keys tells apart.
 func IsSeenKey(key string) bool { return strings.HasPrefix(key, SeenKeyPrefix) }
 
-// maxSeen bounds the sightings one key holds: those first seen earliest
-// are kept.
-const maxSeen = 256
+// maxSeen bounds the sightings a decoder takes: as many as the most live
+// actors a counter may hold. A ledger keeps at most its counter's
+// MaxActors, those first seen earliest, so that every live writer of a
+// full account has room for its sighting.
+const maxSeen = tpncounter.MaxActorsLimit
 
 // SeenKey returns the key of key's stored sightings: SeenKeyPrefix and
 // the base32 (extended hex, no padding) of the first 20 bytes of
@@ -56,9 +58,9 @@ type Sighting struct {
 // what a tool that inspects a store decodes.
 type Sightings []Sighting
 
-// MarshalBinary encodes s, sorted (SPEC.md 6.9); it refuses more than 256
-// sightings and any no ledger makes (errors wrap crdt.ErrTooLarge,
-// crdt.ErrInvalidAmount or crdt.ErrInvalidActor).
+// MarshalBinary encodes s, sorted (SPEC.md 6.9); it refuses more than
+// 65,536 sightings or 16 MiB, and any sighting no ledger makes (errors
+// wrap crdt.ErrTooLarge, crdt.ErrInvalidAmount or crdt.ErrInvalidActor).
 func (s Sightings) MarshalBinary() ([]byte, error) { return encodeSightings(s) }
 
 // UnmarshalBinary decodes what MarshalBinary encodes and refuses any other
@@ -73,13 +75,14 @@ func (s *Sightings) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
-// maxSeenEncoded bounds an encoding of maxSeen sightings.
-const maxSeenEncoded = crdt.EnvelopeLen + 8 + maxSeen*(crdt.MaxIDLen+24)
+// maxSeenEncoded bounds an encoding of sightings: that of any value (a
+// full set with the longest writer ids is longer, and is not written).
+const maxSeenEncoded = crdt.DefaultMaxEncodedSize
 
 // encodeSightings encodes sightings (SPEC.md 6.9): the envelope
 // "ledger.seen", version 1, and an array of [writer, version, at in Unix
 // nanoseconds], sorted by writer, then version. It refuses more than
-// maxSeen and a sighting no ledger makes.
+// maxSeen, more than maxSeenEncoded bytes and a sighting no ledger makes.
 func encodeSightings(sightings []Sighting) ([]byte, error) {
 	s := slices.SortedFunc(slices.Values(sightings), compareSightings)
 	if err := checkSightings(s); err != nil {
@@ -93,7 +96,11 @@ func encodeSightings(sightings []Sighting) ([]byte, error) {
 		e.Uint(x.Version)
 		e.Int(x.At.UnixNano())
 	}
-	return e.Bytes()
+	b, err := e.Bytes()
+	if err == nil && len(b) > maxSeenEncoded {
+		return nil, fmt.Errorf("%w: %d sightings encode to %d bytes, above %d", crdt.ErrTooLarge, len(s), len(b), maxSeenEncoded)
+	}
+	return b, err
 }
 
 // decodeSightings decodes encodeSightings' bytes, refusing any other
@@ -243,13 +250,23 @@ func (s *storedSightings) put(ctx context.Context, l *Ledger, merged *tpncounter
 	for k, at := range first {
 		all = append(all, Sighting{Writer: k.Writer, Version: k.Version, At: at})
 	}
-	if len(all) > maxSeen {
-		slices.SortFunc(all, func(a, b Sighting) int { return cmp.Or(a.At.Compare(b.At), compareSightings(a, b)) })
-		all = all[:maxSeen]
+	n := merged.Options().MaxActors
+	if brokenSeenCapped {
+		n = min(n, 256)
 	}
-	b, err := encodeSightings(all)
+	b, err := encodeSightings(earliestSightings(all, n))
 	if err != nil {
 		return
 	}
 	_ = l.store.Put(ctx, SeenKey(l.key), l.writer, b, s.token)
+}
+
+// earliestSightings returns the n of s first seen earliest (ties by
+// writer, then version), s itself when it holds no more.
+func earliestSightings(s []Sighting, n int) []Sighting {
+	if len(s) <= n {
+		return s
+	}
+	slices.SortFunc(s, func(a, b Sighting) int { return cmp.Or(a.At.Compare(b.At), compareSightings(a, b)) })
+	return s[:n]
 }

@@ -3,6 +3,8 @@ package ledger
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +53,11 @@ func TestSightingsRefused(t *testing.T) {
 	for i := range many {
 		many[i] = Sighting{crdt.ActorID(strings.Repeat("w", 1+i%200) + string(rune('a'+i/200))), 1, at}
 	}
+	// maxSeen sightings of writers with 255-byte ids: 18 MB.
+	long := make([]Sighting, maxSeen)
+	for i := range long {
+		long[i] = Sighting{crdt.ActorID(fmt.Sprintf("%0255d", i)), 1, at}
+	}
 	for _, tc := range []struct {
 		name string
 		in   []Sighting
@@ -62,6 +69,7 @@ func TestSightingsRefused(t *testing.T) {
 		{"an invalid writer", []Sighting{{"", 1, at}}, crdt.ErrInvalidActor},
 		{"one writer and version twice", []Sighting{{"a", 1, at}, {"a", 1, at.Add(1)}}, crdt.ErrInvalidAmount},
 		{"more than maxSeen", many, crdt.ErrTooLarge},
+		{"above 16 MiB", long, crdt.ErrTooLarge},
 	} {
 		if _, err := encodeSightings(tc.in); !errors.Is(err, tc.want) {
 			t.Errorf("encode %s: %v, want %v", tc.name, err, tc.want)
@@ -128,4 +136,19 @@ func FuzzDecodeSightings(f *testing.F) {
 			t.Fatalf("re-decode: %v %v", s2, err)
 		}
 	})
+}
+
+// TestEarliestSightingsKept: of more sightings than a ledger keeps, the
+// earliest stay (ties by writer, then version); fewer stay as they are.
+func TestEarliestSightingsKept(t *testing.T) {
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	in := []Sighting{{"e", 1, at.Add(3)}, {"b", 2, at.Add(1)}, {"c", 1, at}, {"a", 1, at.Add(1)}, {"b", 1, at.Add(1)}, {"d", 1, at.Add(2)}}
+	got := earliestSightings(slices.Clone(in), 4)
+	want := []Sighting{{"c", 1, at}, {"a", 1, at.Add(1)}, {"b", 1, at.Add(1)}, {"b", 2, at.Add(1)}}
+	if !slices.Equal(got, want) {
+		t.Errorf("earliest 4: %v, want %v", got, want)
+	}
+	if got := earliestSightings(slices.Clone(in), 6); !slices.Equal(got, in) {
+		t.Errorf("earliest 6 of 6: %v, want them as they were", got)
+	}
 }

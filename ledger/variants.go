@@ -34,6 +34,8 @@ const (
 	// a pass dates a writer no record dates by a stored sighting of its version
 	brokenSeenIgnored    = false
 	brokenSeenAnyVersion = false
+	// a key keeps the sightings of as many writers as the account may hold
+	brokenSeenCapped = false
 )
 
 // route is Shard's routing: ShardOf (with the counterkit_mutants tag, a

@@ -6005,8 +6005,8 @@ func (m *dvModel) seenDating(seen *dvSeenPass, a string, v uint64) (time.Time, b
 // seenPut checks the put of the stored sightings a pass that added some
 // makes after its fetch succeeded: those read whose writer is live in
 // merged at that version or below, and those added (the earlier time of
-// one writer and version), sorted by writer and version, at most 256 (the
-// earliest), as L's writer with the fetch's token. A failed put changes
+// one writer and version), sorted by writer and version, at most the
+// ledger's MaxActors (the earliest), as L's writer with the fetch's token. A failed put changes
 // nothing.
 func (m *dvModel) seenPut(L *dvLedgerModel, seen *dvSeenPass, merged dvEntries) {
 	if !seen.ok || len(seen.add) == 0 {
@@ -6032,9 +6032,9 @@ func (m *dvModel) seenPut(L *dvLedgerModel, seen *dvSeenPass, merged dvEntries) 
 	byKey := func(a, b dvSeenEntry) int {
 		return cmp.Or(strings.Compare(a.writer, b.writer), cmp.Compare(a.version, b.version))
 	}
-	if len(all) > 256 {
+	if n := cmp.Or(m.v.Options.MaxActors, tpncounter.DefaultMaxActors); len(all) > n {
 		slices.SortFunc(all, func(a, b dvSeenEntry) int { return cmp.Or(a.at.Compare(b.at), byKey(a, b)) })
-		all = all[:256]
+		all = all[:n]
 	}
 	slices.SortFunc(all, byKey)
 	want := []dvSeen{}
