@@ -29,7 +29,8 @@ const DefaultRetryCount = 3
 const MaxRetryCount = 100
 
 // DefaultRetireAfter is Options.RetireAfter when it is zero: longer than a
-// write stays in flight.
+// write stays in flight plus the writers' clock skew (SPEC.md 6.11 Limits,
+// "Clocks").
 const DefaultRetireAfter = time.Hour
 
 // DefaultRetiredGrace is Options.RetiredGrace when it is zero: 10 days,
@@ -92,7 +93,9 @@ type Options struct {
 	// the entries of other actors it has seen unchanged that long, after
 	// recording their transactions, so that the state follows the actors
 	// that still write (SPEC.md 6.9). Zero means DefaultRetireAfter; a
-	// negative value never retires.
+	// negative value never retires. It must exceed the longest a write
+	// stays in flight plus the writers' clock skew: a copy landing later
+	// counts twice until its own writer is retired (SPEC.md 6.11 Limits).
 	RetireAfter time.Duration
 
 	// RetiredGrace is how long a retired entry stays in the state before a

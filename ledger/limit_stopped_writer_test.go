@@ -276,3 +276,76 @@ func TestManyWritersStoppedBeforeTheirRecordsLeaveRoom(t *testing.T) {
 	}
 	t.Logf("up to %d live entries", most)
 }
+
+// TestLimitASightingByAClockBehindRetiresEarly: P0 credits x (7), its
+// account Put held in flight, and stops. A second later a new process R
+// retries x (applied) and stops before x's record, so no record dates R.
+// At +1m a new process B stores its first sighting of R, at its own
+// clock's time; at +2m a new process C, its clock right, dates R from
+// that sighting. With B's clock right, C keeps R (idle for a minute), and
+// P0's copy, landing at +5m, meets R's: x counts once. With B's clock 59
+// minutes behind (within the 59 minutes of skew DefaultExpireAfter allows
+// for), C retires R two minutes after it wrote, with x in its retired
+// total, and P0's copy lands as a late copy: x counts twice until a pass
+// retires P0 with its late copy left out (by +1h25m here), as SPEC.md
+// 6.11 Limits "Clocks" states. Found by a review from the docs (stop 99).
+func TestLimitASightingByAClockBehindRetiresEarly(t *testing.T) {
+	for _, behind := range []time.Duration{0, 59 * time.Minute} {
+		t.Run(fmt.Sprintf("behind=%v", behind), func(t *testing.T) {
+			ctx := context.Background()
+			r := newStoppedAccount(t, 0)
+			held := faulty.NewSiblings(r.mem, faulty.Options{Policy: func(c faulty.Call) faulty.Fault {
+				if c.Method == faulty.MethodPut && c.Key == "acct" {
+					return faulty.Hold
+				}
+				return faulty.Pass
+			}})
+			if _, err := r.process(0, held).Credit(ctx, "x", 7); !errors.Is(err, crdt.ErrAmbiguousWrite) {
+				t.Fatalf("P0's credit of x, its Put held: %v, want ErrAmbiguousWrite", err)
+			}
+			noRecord := faulty.NewSiblings(r.mem, faulty.Options{Policy: func(c faulty.Call) faulty.Fault {
+				if c.Method == faulty.MethodPut && c.Key == ledger.RecordKey("acct", "x") {
+					return faulty.Refuse
+				}
+				return faulty.Pass
+			}})
+			retry := r.process(time.Second, noRecord)
+			if res, err := retry.Credit(ctx, "x", 7); !errors.Is(err, crdt.ErrAmbiguousWrite) || !res.Landed || res.Outcome != tpncounter.Applied {
+				t.Fatalf("R's retry of x, its record refused: %+v %v; want applied, landed and ErrAmbiguousWrite", res, err)
+			}
+			want := int64(7)
+			write := func(at time.Duration, txn crdt.TxnID, behind time.Duration) {
+				t.Helper()
+				r.clock.Set(r.t0.Add(at))
+				opts := r.opts
+				opts.Clock = func() time.Time { return r.clock.Now().Add(-behind) }
+				l, err := ledger.New(r.mem, "acct", opts)
+				if err == nil {
+					_, err = l.Credit(ctx, txn, 1)
+				}
+				if err != nil {
+					t.Fatalf("+%v %s: %v", at, txn, err)
+				}
+				want++
+			}
+			write(time.Minute, "b", behind)
+			write(2*time.Minute, "c", 0)
+			if retired := !r.live(retry.Writer()); retired != (behind > 0) {
+				t.Fatalf("R retired at +2m: %v; want %v", retired, behind > 0)
+			}
+			r.clock.Set(r.t0.Add(5 * time.Minute))
+			if err := held.DeliverAll(); err != nil {
+				t.Fatal(err)
+			}
+			if got, twice := storedAt(t, r.mem, "acct").Value(), want+map[bool]int64{true: 7}[behind > 0]; got != twice {
+				t.Fatalf("P0's copy landed: value %d, want %d", got, twice)
+			}
+			for i := range 8 { // a new process every 10 minutes
+				write(5*time.Minute+time.Duration(i+1)*10*time.Minute, crdt.TxnID(fmt.Sprint("z", i)), 0)
+			}
+			if got := storedAt(t, r.mem, "acct").Value(); got != want {
+				t.Errorf("+1h25m: value %d, want %d (x once)", got, want)
+			}
+		})
+	}
+}
