@@ -8,6 +8,7 @@ package cassandra
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand"
 	"sync"
 	"testing"
@@ -187,6 +188,11 @@ type concurrentLoad struct {
 	maintain           func() error
 }
 
+// retryFor bounds the retries of one write (or Save): past it the test
+// fails with the last error rather than retrying for good, as it would
+// against a cluster that stays down.
+const retryFor = time.Minute
+
 // run runs the load and returns the sum of the amounts written.
 func (l concurrentLoad) run(t *testing.T) int64 {
 	ctx := context.Background()
@@ -206,7 +212,7 @@ func (l concurrentLoad) run(t *testing.T) int64 {
 			for i := 0; i < l.perWriter; i++ {
 				id := timeid.New(time.Now())
 				n := l.amount(rng)
-				for attempt := 0; ; attempt++ {
+				for attempt, end := 0, time.Now().Add(retryFor); ; attempt++ {
 					actx, cancel := ctx, context.CancelFunc(func() {})
 					if attempt < 2 && rng.Intn(3) == 0 {
 						actx, cancel = context.WithTimeout(ctx, time.Duration(rng.Intn(300))*time.Microsecond)
@@ -221,6 +227,10 @@ func (l concurrentLoad) run(t *testing.T) int64 {
 					}
 					if !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
 						werr <- err
+						return
+					}
+					if time.Now().After(end) {
+						werr <- fmt.Errorf("writer %d: write %d still failing after %d retries in %v: %w", w, i, attempt, retryFor, err)
 						return
 					}
 				}

@@ -348,7 +348,7 @@ func integrationConcurrentActors(t *testing.T, tg *target) {
 					errs <- err
 					return
 				}
-				for attempt := 0; ; attempt++ {
+				for attempt, end := 0, time.Now().Add(retryFor); ; attempt++ {
 					sctx, cancel := ctx, context.CancelFunc(func() {})
 					if rng.Intn(3) == 0 && attempt < 3 {
 						sctx, cancel = context.WithTimeout(ctx, time.Duration(rng.Intn(400))*time.Microsecond)
@@ -360,6 +360,10 @@ func integrationConcurrentActors(t *testing.T, tg *target) {
 					}
 					if !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
 						errs <- err
+						return
+					}
+					if time.Now().After(end) {
+						errs <- fmt.Errorf("%s: save %d still failing after %d retries in %v: %w", actor, i, attempt, retryFor, err)
 						return
 					}
 				}
