@@ -155,8 +155,10 @@ func backupUnderWrites(t *testing.T, take func(t *testing.T, db *embedded.DB, di
 	var seen [writers]int64 // each writer's writes in the previous copy
 	for b := range 3 {
 		for g := range writers { // every writer gets writes in, past the previous copy
-			for acked[g].Load() < max(int64(3*(b+1)), seen[g]+1) {
-				time.Sleep(time.Millisecond)
+			for deadline := time.Now().Add(time.Minute); acked[g].Load() < max(int64(3*(b+1)), seen[g]+1); time.Sleep(time.Millisecond) {
+				if t.Failed() || time.Now().After(deadline) { // a writer failed, or stalls
+					t.Fatalf("backup %d: waiting for writer %d (%d writes acknowledged, %d in the previous copy): a writer failed or stalls", b, g, acked[g].Load(), seen[g])
+				}
 			}
 		}
 		var before [writers]int64
