@@ -67,8 +67,12 @@ func TestBackupFromService(t *testing.T) {
 		}()
 	}
 	for g := range writers {
-		for acked[g].Load() < 5 {
-			time.Sleep(time.Millisecond)
+		for deadline := time.Now().Add(time.Minute); acked[g].Load() < 5; time.Sleep(time.Millisecond) {
+			if t.Failed() || time.Now().After(deadline) { // a writer failed, or stalls
+				close(stop)
+				wg.Wait()
+				t.Fatalf("waiting for writer %d (%d writes acknowledged, want 5 before the backup): a writer failed or stalls", g, acked[g].Load())
+			}
 		}
 	}
 	var before [writers]int64
