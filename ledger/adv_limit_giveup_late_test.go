@@ -2,7 +2,6 @@ package ledger_test
 
 import (
 	"context"
-	"runtime"
 	"testing"
 	"time"
 
@@ -85,9 +84,7 @@ func TestLimitGiveUpNamesALateCopy(t *testing.T) {
 			for _, y := range []crdt.TxnID{"w1", "w2"} {
 				go func() { r, err := c.Update(ctx, y, 1); group <- slowAnswer{r, err} }()
 			}
-			for ledger.Queued(c) < 2 {
-				runtime.Gosched()
-			}
+			waitFor(t, func() bool { return ledger.Queued(c) >= 2 }, "w1 and w2 queued on c")
 			gc := lc.slowNext(newSlowPut())
 			require.Equal(t, tpncounter.Applied, landSlow(t, gp, pdone).r.Outcome)
 			run.want++

@@ -100,13 +100,9 @@ func owedRecordKeptBeside(t *testing.T, mem store.Siblings) {
 	<-bPaused
 
 	start("x", 7)
-	for ledger.Queued(a) < 1 {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, func() bool { return ledger.Queued(a) >= 1 }, "x queued on a")
 	start("z", 1)
-	for ledger.Queued(a) < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, func() bool { return ledger.Queued(a) >= 2 }, "x and z queued on a")
 	// w's put passes; the group's first attempt reads one state back
 	// (without b's x) and its put is lost; then everything passes.
 	la.plan.set([]faulty.Fault{faulty.Pass, faulty.Lose}, []faulty.Fault{faulty.StaleBy(1)}, nil)

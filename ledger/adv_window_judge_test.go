@@ -109,15 +109,11 @@ func heldGroup(t *testing.T, ln *lane, l *ledger.Ledger, dup crdt.TxnID, dupAmou
 	ln.mu.Unlock()
 	done := make(chan error, 1)
 	go func() { _, err := l.Update(ctx, dup, dupAmount); done <- err }()
-	for armed.Load() {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, func() bool { return !armed.Load() }, "%s's fetch of the account", dup)
 	errs := make(chan error, len(txns))
 	for i, x := range txns {
 		go func() { _, err := l.Update(ctx, x, amounts[i]); errs <- err }()
-		for ledger.Queued(l) < i+1 {
-			time.Sleep(time.Millisecond)
-		}
+		waitFor(t, func() bool { return ledger.Queued(l) >= i+1 }, "%d calls queued", i+1)
 	}
 	ln.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
 	close(release)
