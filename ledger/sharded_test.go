@@ -642,7 +642,9 @@ func TestShardOf(t *testing.T) {
 	}{{"order-3", 8, 7}, {"a", 1 << 30, 0xaf63dc4c8601ec8c % (1 << 30)}, {"t1", 4, 2}, {"deposit-1", 16, 11}, {"merchant", 1000, 781}} {
 		require.Equal(t, tc.want, ShardOf(tc.txn, tc.n), "ShardOf(%q, %d)", tc.txn, tc.n)
 	}
-	rng := rand.New(rand.NewSource(proptest.Seed()))
+	seed := proptest.Seed()
+	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
+	rng := rand.New(rand.NewSource(seed))
 	counts := make([]int, 8)
 	for i := 0; i < 1000; i++ {
 		txn := crdt.TxnID(fmt.Sprintf("txn-%d-%d", i, rng.Int63()))
