@@ -298,7 +298,7 @@ func TestReplayIsDeterministic(t *testing.T) {
 			require.NoError(t, err)
 			second, err := proptest.RunLaws(b.model(), cfg)
 			require.NoError(t, err)
-			require.False(t, first.Passed)
+			require.False(t, first.Passed, "seed %d, model %s: not caught; replay: %s", seed, b.name, proptest.Replay(t, seed))
 			require.Equal(t, first, second, "seed %d, model %s", seed, b.name)
 
 			c1, err := proptest.RunConvergence(b.model(), cfg)
