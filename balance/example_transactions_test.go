@@ -82,8 +82,13 @@ func ExampleTransactions_retries() {
 			want += amount
 			for w := p; ; w++ { // retry on the next writer until acknowledged
 				sent++
-				if _, err := writers[w%len(writers)].Apply(ctx, "seller-42", txn, amount); err == nil {
+				_, err := writers[w%len(writers)].Apply(ctx, "seller-42", txn, amount)
+				if err == nil {
 					break
+				}
+				if w-p == 100 { // the store stays down: give up, with the last error
+					fmt.Println(txn, err)
+					return
 				}
 			}
 		}
