@@ -262,6 +262,9 @@ func testSeed(t *testing.T) int64 {
 	t.Helper()
 	seed, err := strconv.ParseInt(os.Getenv("COUNTERKIT_SEED"), 10, 64)
 	if err != nil {
+		if os.Getenv("COUNTERKIT_SEED") != "" { // a mistyped replay must not run another seed
+			t.Fatalf("COUNTERKIT_SEED: %v", err)
+		}
 		seed = rand.Int63()
 	}
 	t.Logf("seed %d; replay: COUNTERKIT_SEED=%d go test -C examples/service -run '^%s$' .", seed, seed, strings.Split(t.Name(), "/")[0])
