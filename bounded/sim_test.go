@@ -46,6 +46,7 @@ type simOp struct {
 // simRun is one schedule over accounts sharing one faulty in-memory store.
 type simRun struct {
 	rng      *rand.Rand
+	inc      *rand.Rand // incarnation ids, so that a seed replays
 	inner    *memory.Siblings
 	st       *faulty.Siblings
 	accounts []*Account
@@ -76,7 +77,7 @@ type simRun struct {
 const simKey = "k"
 
 func newSimRun(seed int64, broken bool, window int) *simRun {
-	r := &simRun{rng: rand.New(rand.NewSource(seed)), inner: memory.NewSiblings(),
+	r := &simRun{rng: rand.New(rand.NewSource(seed)), inc: rand.New(rand.NewSource(^seed)), inner: memory.NewSiblings(),
 		dead: map[crdt.ActorID]bool{}, acked: map[crdt.TxnID]int64{}, refused: map[crdt.TxnID]bool{}, broken: broken, window: window,
 		gave: map[[2]crdt.ActorID]int64{}, mayHave: map[[2]crdt.ActorID]int64{}, closed: map[crdt.ActorID]bool{}}
 	rng := r.rng
@@ -120,6 +121,12 @@ func (r *simRun) open(i int) *Account {
 	if err != nil {
 		panic(err)
 	}
+	const digits = "234567abcdefghijklmnopqrstuvwxyz" // an incarnation's (SPEC.md 6.9)
+	id := make([]byte, 8)
+	for k := range id {
+		id[k] = digits[r.inc.Intn(len(digits))]
+	}
+	a.writer = crdt.ActorID(fmt.Sprintf("r%d~%s", i, id))
 	return a
 }
 
