@@ -109,16 +109,17 @@ func TestPromiseOutboxExactlyOnce(t *testing.T) {
 				}
 			}()
 			deliver := func(w func(crdt.TxnID, int64) (ledger.Result, error), txn crdt.TxnID, amount int64) {
+				var err error
 				for try := 0; try < 500; try++ {
-					r, err := w(txn, amount)
-					if err == nil {
+					var r ledger.Result
+					if r, err = w(txn, amount); err == nil {
 						if r.Outcome != tpncounter.Superseded {
 							box.upsert(txn)
 						}
 						return
 					}
 				}
-				t.Errorf("%s: no answer in 500 tries", txn)
+				t.Errorf("%s: no answer in 500 tries, the last: %v", txn, err)
 			}
 			const txns, deliveries = 40, 5
 			var wg sync.WaitGroup
