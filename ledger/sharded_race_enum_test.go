@@ -245,7 +245,7 @@ func (w *rsWorld) run(sc *schedtest.Sched, b rsBudget, actors [][]rsOp, events [
 		held  int
 		event bool
 	}
-	for {
+	for idle := time.Duration(0); ; {
 		synctest.Wait()
 		w.mu.Lock()
 		parked := slices.Clone(w.parked)
@@ -258,9 +258,15 @@ func (w *rsWorld) run(sc *schedtest.Sched, b rsBudget, actors [][]rsOp, events [
 				w.mu.Unlock()
 				return
 			case <-time.After(time.Second):
+				// A call blocked on anything but a store call or the
+				// clock would keep fake time going for good.
+				if idle += time.Second; idle == maxTurnsIdle {
+					panic(fmt.Sprintf("rsWorld.run: no store call and no return in %v of fake time: a call is blocked for good", idle))
+				}
 				continue
 			}
 		}
+		idle = 0
 		slices.SortStableFunc(parked, func(x, y *rsCall) int { return strings.Compare(x.id(), y.id()) })
 		lastParked := slices.ContainsFunc(parked, func(c *rsCall) bool { return c.actor == last })
 		var opts []opt

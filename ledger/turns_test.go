@@ -52,7 +52,7 @@ func inTurns(intn func(int) int, lanes []*lane, fs []func()) {
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	for {
+	for idle := time.Duration(0); ; {
 		synctest.Wait()
 		mu.Lock()
 		ids := slices.Sorted(maps.Keys(parked))
@@ -63,10 +63,12 @@ func inTurns(intn func(int) int, lanes []*lane, fs []func()) {
 		}
 		mu.Unlock()
 		if len(ids) > 0 {
+			idle = 0
 			continue
 		}
 		// Nothing waits at a store call: every call has returned, or one
-		// waits on its context's deadline, which fake time reaches.
+		// waits on its context's deadline, which fake time reaches. A call
+		// blocked on anything else would keep fake time going for good.
 		select {
 		case <-done:
 			for _, ln := range lanes {
@@ -76,6 +78,13 @@ func inTurns(intn func(int) int, lanes []*lane, fs []func()) {
 			}
 			return
 		case <-time.After(time.Second):
+			if idle += time.Second; idle == maxTurnsIdle {
+				panic(fmt.Sprintf("inTurns: no store call and no return in %v of fake time: a call is blocked for good", idle))
+			}
 		}
 	}
 }
+
+// maxTurnsIdle bounds the fake time inTurns waits with no store call
+// waiting: many times a call's context deadline (settleCallTimeout).
+const maxTurnsIdle = 10 * time.Minute
