@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/proptest"
@@ -241,6 +242,23 @@ type Event struct {
 	used bool
 }
 
+// maxStep bounds the wait for an actor granted a call to park again or
+// return: one that blocks on anything else would hold Run for good.
+const maxStep = time.Minute
+
+// recv waits for actor's next message (after its step, described by
+// after), at most maxStep.
+func (w *World) recv(actor int, after string) request {
+	t := time.NewTimer(maxStep)
+	defer t.Stop()
+	select {
+	case m := <-w.msgs:
+		return m
+	case <-t.C:
+		panic(fmt.Sprintf("schedtest: hang: actor %d, after %s, neither made a store call nor returned in %v", actor, after, maxStep))
+	}
+}
+
 // Run runs the actors to completion under the schedule. Events run in the
 // order given (each once, when chosen); after is called when a held write
 // is delivered.
@@ -259,7 +277,7 @@ func (w *World) Run(actors []func(ctx context.Context), events []*Event, deliver
 			w.msgs <- request{actor: i, done: true}
 		}()
 		// Wait for it to park or finish, so only one goroutine runs.
-		m := <-w.msgs
+		m := w.recv(i, "its start")
 		if m.done {
 			live--
 		} else {
@@ -328,7 +346,7 @@ func (w *World) Run(actors []func(ctx context.Context), events []*Event, deliver
 			w.Log = append(w.Log, fmt.Sprintf("actor %d %s: %s", o.actor, o.fault, p.desc))
 			pending[o.actor] = nil
 			w.grants[o.actor] <- o.fault
-			m := <-w.msgs
+			m := w.recv(o.actor, p.desc)
 			if m.done {
 				live--
 			} else {
