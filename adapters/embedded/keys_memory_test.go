@@ -73,6 +73,9 @@ func TestSiblingsKeysAsMemory(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
+						if len(page) > 0 && !keyAfter(page[0], a) { // paging on would never end
+							t.Fatalf("store %d, prefix %q limit %d: Keys after %q lists %q again", i, prefix, limit, a, page[0])
+						}
 						pages[i] = append(pages[i], page...)
 						if len(page) < limit {
 							break

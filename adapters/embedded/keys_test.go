@@ -19,6 +19,10 @@ import (
 	"github.com/counterkit/counterkit/ledger"
 )
 
+// keyAfter reports whether k sorts after a in Keys' order (length, then
+// bytes), as a page listed after a must start.
+func keyAfter(k, a string) bool { return len(k) > len(a) || len(k) == len(a) && k > a }
+
 // TestSiblingsKeys lists keys of every length from 1 to MaxKeyLen (the
 // stored length takes two bytes from 128 on), some with two siblings,
 // against a sorted model: every prefix, every page size, and paging from
@@ -65,6 +69,9 @@ func TestSiblingsKeys(t *testing.T) {
 				}
 				if len(page) > limit {
 					t.Fatalf("prefix %q limit %d: a page of %d", prefix, limit, len(page))
+				}
+				if len(page) > 0 && !keyAfter(page[0], after) { // paging on would never end
+					t.Fatalf("prefix %q limit %d: Keys after %q lists %q again", prefix, limit, after, page[0])
 				}
 				got = append(got, page...)
 				if len(page) < limit {
