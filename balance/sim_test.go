@@ -85,7 +85,13 @@ func (s *scheduler) run(rng *rand.Rand, n int, op func(i int), step func() error
 	for len(live) > 0 {
 		j := rng.Intn(len(live))
 		s.resume[live[j]] <- true
-		if ev := <-s.events; ev < 0 {
+		var ev int
+		select {
+		case ev = <-s.events:
+		case <-time.After(simStepLimit): // blocked on something other than the store
+			return fmt.Errorf("operation %d neither reached a store call nor returned in %v", live[j], simStepLimit)
+		}
+		if ev < 0 {
 			live = append(live[:j], live[j+1:]...)
 		}
 		if err := step(); err != nil {
@@ -94,6 +100,11 @@ func (s *scheduler) run(rng *rand.Rand, n int, op func(i int), step func() error
 	}
 	return nil
 }
+
+// simStepLimit bounds one resumed step of the scheduler: an operation
+// that neither parks at its next store call nor returns in it is reported,
+// with its schedule's seed, rather than waited for until go test's timeout.
+const simStepLimit = time.Minute
 
 func runSim(seed int64, rounds int) error {
 	rng := rand.New(rand.NewSource(seed))

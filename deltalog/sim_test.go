@@ -172,7 +172,13 @@ func runSim(seed int64, rounds int) error {
 			j := rng.Intn(len(live))
 			running = live[j]
 			resume[running] <- true
-			if ev := <-events; ev < 0 {
+			var ev int
+			select {
+			case ev = <-events:
+			case <-time.After(time.Minute): // blocked on something other than the store
+				return fmt.Errorf("round %d: operation %d neither reached a store call nor returned in %v", round, running, time.Minute)
+			}
+			if ev < 0 {
 				live = append(live[:j], live[j+1:]...)
 			}
 			clock.Advance(time.Duration(rng.Intn(200)) * time.Millisecond)
