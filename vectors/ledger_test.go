@@ -36,6 +36,13 @@ type ledgerVectors struct {
 	// Refusals are records an encoder refuses (SPEC.md 2.3): no ledger
 	// writes them, and no decoder accepts them.
 	Refusals []ledgerRefusalVec `json:"encoder_refusals"`
+	// The stored sightings of SPEC.md 6.9 (ledger_seen_test.go): valid
+	// encodings, keys, encodings a decoder refuses and sightings an
+	// encoder refuses.
+	Sightings    []ledgerSeenVec        `json:"sightings"`
+	SeenKeys     []ledgerSeenKeyVec     `json:"seen_keys"`
+	SeenInvalid  []ledgerBadVec         `json:"sightings_invalid"`
+	SeenRefusals []ledgerSeenRefusalVec `json:"sightings_encoder_refusals"`
 }
 
 type ledgerRefusalVec struct {
@@ -91,7 +98,7 @@ var (
 var ledgerKeyCases = [][2]string{{"acct", "t1"}, {"acct", "t2"}, {"acct/0", "t1"}, {"", "t1"}, {"wallet-7", "order-1"}, {"a\x00b", "c"}, {"a", "b\x00c"}}
 
 func genLedgerVectors(t *testing.T) any {
-	v := ledgerVectors{Comment: "SPEC.md 6.11: the ledger's transaction record, its key, and the encodings a decoder refuses (error kinds of SPEC.md 2.3)."}
+	v := ledgerVectors{Comment: "SPEC.md 6.11: the ledger's transaction record, its key, and the encodings a decoder refuses (error kinds of SPEC.md 2.3); SPEC.md 6.9: the same for a ledger key's stored sightings."}
 	for _, c := range ledgerRecordCases {
 		b, err := c.r.MarshalBinary()
 		require.NoError(t, err)
@@ -167,6 +174,7 @@ func genLedgerVectors(t *testing.T) any {
 		v.Refusals = append(v.Refusals, ledgerRefusalVec{Name: c.name, Record: dvRecord{Txn: string(r.Txn), Amount: dvInt(r.Amount), Writer: string(r.Writer),
 			At: r.At.Format(time.RFC3339Nano), Version: strconv.FormatUint(r.Version, 10), Key: r.Key}, Error: dvKind(err)})
 	}
+	genLedgerSeenVectors(t, &v)
 	return v
 }
 
@@ -233,4 +241,5 @@ func checkLedgerVectors(t *testing.T, raw []byte) {
 			require.Equal(t, c.Error, dvKind(err), "%s: %v", c.Name, err)
 		})
 	}
+	checkLedgerSeenVectors(t, v)
 }
