@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,6 +67,11 @@ func FromEnv() (Options, error) {
 
 // Seed returns COUNTERKIT_SEED when it is set and the current time in
 // nanoseconds otherwise. It panics when the variable is not a decimal int64.
+//
+// A seed drawn from the clock is also written to standard error, with the
+// test that drew it: go test shows a passing package's output only with
+// -v, and a test that hangs until go test's -timeout loses what it logged
+// (t.Log), but not that line.
 func Seed() int64 { return must(seedFromEnv()) }
 
 // Scale returns n multiplied by COUNTERKIT_CASES, rounded, and at least 1.
@@ -83,7 +89,9 @@ func must[T any](v T, err error) T {
 func seedFromEnv() (int64, error) {
 	s, ok := os.LookupEnv(EnvSeed)
 	if !ok || strings.TrimSpace(s) == "" {
-		return time.Now().UnixNano(), nil
+		seed := time.Now().UnixNano()
+		fmt.Fprintf(os.Stderr, "proptest: %s drew %s=%d from the clock\n", callingTest(), EnvSeed, seed)
+		return seed, nil
 	}
 	seed, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil {
@@ -165,5 +173,28 @@ func packageDir() string {
 			return "."
 		}
 		dir = parent
+	}
+}
+
+// callingTest names the test, benchmark or fuzz function on the stack
+// (its package's last element and its name), or "a caller" when there is
+// none.
+func callingTest() string {
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	for {
+		f, more := frames.Next()
+		name := f.Function[strings.LastIndex(f.Function, "/")+1:]
+		if _, fn, ok := strings.Cut(name, "."); ok {
+			fn, _, _ = strings.Cut(fn, ".") // a closure: its function
+			for _, prefix := range []string{"Test", "Benchmark", "Fuzz", "Example"} {
+				if strings.HasPrefix(fn, prefix) {
+					return name[:strings.Index(name, ".")+1] + fn
+				}
+			}
+		}
+		if !more {
+			return "a caller"
+		}
 	}
 }
