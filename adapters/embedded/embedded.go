@@ -759,9 +759,11 @@ func (d *DB) Verify() error {
 		return fmt.Errorf("embedded: verify: %w: %w", crdt.ErrUnavailable, err)
 	}
 	defer f.Close()
+	var readTx uint64 // the transaction the last check read
 	check := func() error {
 		return d.view(func(tx *bolt.Tx) error {
-			walk, err := checkMapped(f, tx.Size(), uint64(tx.ID()))
+			readTx = uint64(tx.ID())
+			walk, err := checkMapped(f, tx.Size(), readTx)
 			if err == nil && d.version >= 2 {
 				err = walk.compareDigests(d.version)
 			}
@@ -782,7 +784,9 @@ func (d *DB) Verify() error {
 		case errors.Is(err, errRetry) && attempt < verifyTries:
 			continue // writers overwrote the transaction's meta page first
 		case errors.Is(err, errRetry):
-			return fmt.Errorf("embedded: verify: %w: %w", crdt.ErrUnavailable, err)
+			// No commit ran during this check: the meta page of the
+			// version it read is not on disk as written.
+			return checkError(d.path, damaged("no meta page holds transaction %d, which the file's reads see", readTx))
 		case err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) && !errors.Is(err, crdt.ErrUnavailable):
 			return checkError(d.path, err)
 		case err == nil:
