@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -382,18 +383,28 @@ func (d *DB) checkFormat() (version int, err error) {
 		if empty {
 			return fmt.Errorf("embedded: %s holds no format marker: %w", d.path, crdt.ErrMisconfiguredStore)
 		}
+		// A file with the data buckets only counterkit makes, or its
+		// digests, is counterkit's: a meta bucket or marker missing there
+		// is damage, not another program's file.
+		ours := slices.ContainsFunc(allBuckets[1:], func(b []byte) bool { return tx.Bucket(b) != nil })
 		meta := tx.Bucket(bucketMeta)
-		if meta == nil {
+		switch {
+		case meta == nil && ours:
+			return fmt.Errorf("embedded: %s holds counterkit's data buckets but no meta bucket (damaged): %w", d.path, crdt.ErrCorruptEncoding)
+		case meta == nil:
 			return fmt.Errorf("embedded: %s is a bbolt file of another program (no meta bucket): %w", d.path, crdt.ErrMisconfiguredStore)
 		}
 		f := meta.Get(keyFormat)
 		if !bytes.HasPrefix(f, formatMagic) || len(f) != len(formatMagic)+2 {
+			if ours || meta.Get(keyDigest) != nil {
+				return fmt.Errorf("embedded: %s holds counterkit's buckets but its format marker is missing or damaged: %w", d.path, crdt.ErrCorruptEncoding)
+			}
 			return fmt.Errorf("embedded: %s has no counterkit format marker: %w", d.path, crdt.ErrMisconfiguredStore)
 		}
 		version = int(binary.BigEndian.Uint16(f[len(formatMagic):]))
 		switch {
 		case version > FormatVersion:
-			return fmt.Errorf("embedded: %s has format version %d, this build reads up to %d: %w", d.path, version, FormatVersion, crdt.ErrUnsupportedVersion)
+			return fmt.Errorf("embedded: %s has format version %d, this build reads up to %d (a newer build's file, or a damaged marker): %w", d.path, version, FormatVersion, crdt.ErrUnsupportedVersion)
 		case version < 1:
 			return fmt.Errorf("embedded: %s has format version %d: %w", d.path, version, crdt.ErrCorruptEncoding)
 		case version == 1 && meta.Get(keyDigest) != nil:

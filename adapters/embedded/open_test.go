@@ -423,3 +423,60 @@ func TestVerifyFindsTheNewestMetaPageDamaged(t *testing.T) {
 	_, err = embedded.Open(dir, embedded.Options{})
 	wantErr(t, err, crdt.ErrCorruptEncoding)
 }
+
+// TestDamagedMarkerIsDamage: in a file holding counterkit's data buckets,
+// a format marker with a byte changed, or no meta bucket, is damage
+// (crdt.ErrCorruptEncoding: restore a backup), not another program's file
+// (crdt.ErrMisconfiguredStore: fix the configuration), as Open called it;
+// a bbolt file of another program, with a "meta" bucket of its own, is
+// still that. Found by a review that flipped every byte of a store (stop
+// 99): 29 of 131,072 flips were named another program's file.
+func TestDamagedMarkerIsDamage(t *testing.T) {
+	t.Parallel()
+	edit := func(t *testing.T, path string, f func(tx *bolt.Tx) error) {
+		t.Helper()
+		b, err := bolt.Open(path, 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		if err := b.Update(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(tx *bolt.Tx) error
+	}{
+		{"a byte of the marker's magic changed", func(tx *bolt.Tx) error {
+			m := tx.Bucket([]byte("meta"))
+			f := bytes.Clone(m.Get([]byte("format")))
+			f[3] ^= 0xff
+			return m.Put([]byte("format"), f)
+		}},
+		{"the marker cut short", func(tx *bolt.Tx) error {
+			m := tx.Bucket([]byte("meta"))
+			return m.Put([]byte("format"), bytes.Clone(m.Get([]byte("format")))[:5])
+		}},
+		{"no meta bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("meta")) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, dir := openTemp(t, embedded.Options{})
+			fill(t, db, "d", 3)
+			db.Close()
+			edit(t, filepath.Join(dir, embedded.FileName), tc.edit)
+			_, err := embedded.Open(dir, embedded.Options{})
+			wantErr(t, err, crdt.ErrCorruptEncoding)
+		})
+	}
+	dir := t.TempDir()
+	edit(t, filepath.Join(dir, embedded.FileName), func(tx *bolt.Tx) error {
+		m, err := tx.CreateBucket([]byte("meta"))
+		if err == nil {
+			err = m.Put([]byte("format"), []byte("another program's"))
+		}
+		return err
+	})
+	_, err := embedded.Open(dir, embedded.Options{})
+	wantErr(t, err, crdt.ErrMisconfiguredStore)
+}
