@@ -145,7 +145,9 @@ var (
 // crdt.ErrCorruptEncoding when the data file is damaged anywhere (Open
 // checks the whole file first); crdt.ErrUnsupportedVersion when its format
 // is newer. With Options.ReadOnly it creates, changes and upgrades
-// nothing: a directory without a data file is crdt.ErrNotFound.
+// nothing: a directory without a data file is crdt.ErrNotFound (one
+// holding an interrupted backup or compaction, CopyTempName,
+// crdt.ErrMisconfiguredStore).
 func Open(dir string, opts Options) (db *DB, err error) {
 	if dir == "" {
 		return nil, fmt.Errorf("embedded: empty directory name: %w", crdt.ErrInvalidConfig)
@@ -161,7 +163,7 @@ func Open(dir string, opts Options) (db *DB, err error) {
 	path := filepath.Join(dir, FileName)
 	if opts.ReadOnly {
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return nil, fmt.Errorf("embedded: no data file %s in %s: %w", FileName, dir, crdt.ErrNotFound)
+			return nil, noDataFile(dir)
 		}
 	} else if err := makeDir(dir); err != nil {
 		return nil, fmt.Errorf("embedded: create directory: %w: %w", crdt.ErrUnavailable, err)
@@ -298,6 +300,17 @@ func openBolt(path string, opts Options, readOnly bool) (db *bolt.DB, err error)
 	return db, nil
 }
 
+// noDataFile is the error of a read of dir, which holds no data file:
+// crdt.ErrNotFound, or crdt.ErrMisconfiguredStore when it holds an
+// interrupted backup or compaction, which Open refuses the same way.
+func noDataFile(dir string) error {
+	if _, err := os.Lstat(filepath.Join(dir, CopyTempName)); err == nil {
+		return fmt.Errorf("embedded: %s holds only an interrupted backup or compaction (%s), not a store: %w",
+			dir, CopyTempName, crdt.ErrMisconfiguredStore)
+	}
+	return fmt.Errorf("embedded: no data file %s in %s: %w", FileName, dir, crdt.ErrNotFound)
+}
+
 // create makes the data file complete as FileName+".new" (replacing one
 // left by a crash) and links it to FileName, keeping a FileName another
 // process linked meanwhile: a crash leaves no file or a complete one.
@@ -383,14 +396,14 @@ func (d *DB) checkFormat() (version int, err error) {
 		if empty {
 			return fmt.Errorf("embedded: %s holds no format marker: %w", d.path, crdt.ErrMisconfiguredStore)
 		}
-		// A file with the data buckets only counterkit makes, or its
+		// A file with every data bucket counterkit makes, or with its
 		// digests, is counterkit's: a meta bucket or marker missing there
 		// is damage, not another program's file.
-		ours := slices.ContainsFunc(allBuckets[1:], func(b []byte) bool { return tx.Bucket(b) != nil })
+		ours := !slices.ContainsFunc(allBuckets[1:], func(b []byte) bool { return tx.Bucket(b) == nil })
 		meta := tx.Bucket(bucketMeta)
 		switch {
 		case meta == nil && ours:
-			return fmt.Errorf("embedded: %s holds counterkit's data buckets but no meta bucket (damaged): %w", d.path, crdt.ErrCorruptEncoding)
+			return fmt.Errorf("embedded: %s holds every data bucket of counterkit's but no meta bucket (damaged): %w", d.path, crdt.ErrCorruptEncoding)
 		case meta == nil:
 			return fmt.Errorf("embedded: %s is a bbolt file of another program (no meta bucket): %w", d.path, crdt.ErrMisconfiguredStore)
 		}

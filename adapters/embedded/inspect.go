@@ -304,7 +304,7 @@ func inspectPath(ctx context.Context, path string, fn func(*readOnly, *bolt.Tx) 
 	}
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		// A directory that is missing or is a file holds no data file.
-		return fmt.Errorf("embedded: no data file %s in %s: %w", filepath.Base(path), filepath.Dir(path), crdt.ErrNotFound)
+		return noDataFile(filepath.Dir(path))
 	}
 	r, err := openChecked(path, DefaultLockTimeout, inspectUnchecked)
 	if err != nil {

@@ -428,8 +428,8 @@ func TestVerifyFindsTheNewestMetaPageDamaged(t *testing.T) {
 // a format marker with a byte changed, or no meta bucket, is damage
 // (crdt.ErrCorruptEncoding: restore a backup), not another program's file
 // (crdt.ErrMisconfiguredStore: fix the configuration), as Open called it;
-// a bbolt file of another program, with a "meta" bucket of its own, is
-// still that. Found by a review that flipped every byte of a store (stop
+// a bbolt file of another program, with buckets named as some of
+// counterkit's, is still that. Found by a review that flipped every byte of a store (stop
 // 99): 29 of 131,072 flips were named another program's file.
 func TestDamagedMarkerIsDamage(t *testing.T) {
 	t.Parallel()
@@ -469,14 +469,65 @@ func TestDamagedMarkerIsDamage(t *testing.T) {
 			wantErr(t, err, crdt.ErrCorruptEncoding)
 		})
 	}
-	dir := t.TempDir()
-	edit(t, filepath.Join(dir, embedded.FileName), func(tx *bolt.Tx) error {
-		m, err := tx.CreateBucket([]byte("meta"))
-		if err == nil {
-			err = m.Put([]byte("format"), []byte("another program's"))
+	// Another program's files, with buckets of names counterkit uses too.
+	for _, buckets := range [][]string{{"meta"}, {"meta", "siblings", "rows"}, {"siblings"}} {
+		dir := t.TempDir()
+		edit(t, filepath.Join(dir, embedded.FileName), func(tx *bolt.Tx) error {
+			for _, name := range buckets {
+				b, err := tx.CreateBucket([]byte(name))
+				if err == nil {
+					err = b.Put([]byte("format"), []byte("another program's"))
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		_, err := embedded.Open(dir, embedded.Options{})
+		wantErr(t, err, crdt.ErrMisconfiguredStore)
+	}
+}
+
+// TestInterruptedCopyRefusedByEveryReader: a directory holding only an
+// interrupted backup or compaction (CopyTempName) is refused as not a
+// store (crdt.ErrMisconfiguredStore) by Open, read-only or not, Keys,
+// ReadStats and Compact alike, where the read-only ones said "no data
+// file" (crdt.ErrNotFound); an empty directory is still crdt.ErrNotFound
+// to them. Found by a review from the docs (stop 99).
+func TestInterruptedCopyRefusedByEveryReader(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	readers := map[string]func(dir string) error{
+		"Open":          func(dir string) error { return openErr(embedded.Open(dir, embedded.Options{})) },
+		"Open ReadOnly": func(dir string) error { return openErr(embedded.Open(dir, embedded.Options{ReadOnly: true})) },
+		"Keys":          func(dir string) error { _, err := embedded.Keys(ctx, dir); return err },
+		"ReadStats":     func(dir string) error { _, err := embedded.ReadStats(ctx, dir); return err },
+		"Compact": func(dir string) error {
+			_, err := embedded.Compact(ctx, dir, filepath.Join(t.TempDir(), "to"))
+			return err
+		},
+	}
+	for name, read := range readers {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, embedded.CopyTempName), []byte("half a copy"), 0o600); err != nil {
+			t.Fatal(err)
 		}
-		return err
-	})
-	_, err := embedded.Open(dir, embedded.Options{})
-	wantErr(t, err, crdt.ErrMisconfiguredStore)
+		if err := read(dir); !errors.Is(err, crdt.ErrMisconfiguredStore) {
+			t.Errorf("%s of a directory holding only %s: %v, want crdt.ErrMisconfiguredStore", name, embedded.CopyTempName, err)
+		}
+		if name != "Open" {
+			if err := read(t.TempDir()); !errors.Is(err, crdt.ErrNotFound) {
+				t.Errorf("%s of an empty directory: %v, want crdt.ErrNotFound", name, err)
+			}
+		}
+	}
+}
+
+// openErr closes db when it opened, and returns err.
+func openErr(db *embedded.DB, err error) error {
+	if err == nil {
+		db.Close()
+	}
+	return err
 }
