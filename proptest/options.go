@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -19,7 +19,7 @@ import (
 // Environment variables read by this package.
 const (
 	// EnvSeed names the variable that fixes the random seed. When it is
-	// unset, seeds come from the clock. Every checker logs the seed it used,
+	// unset, seeds are drawn at random. Every checker logs the seed it used,
 	// so a failure can always be replayed.
 	EnvSeed = "COUNTERKIT_SEED"
 
@@ -50,7 +50,7 @@ type Options struct {
 }
 
 // DefaultOptions returns Cases = 1000 × COUNTERKIT_CASES, Seed from
-// COUNTERKIT_SEED or the clock, Replicas = 3 and MaxOps = 40. It panics when
+// COUNTERKIT_SEED or drawn at random, Replicas = 3 and MaxOps = 40. It panics when
 // either variable is malformed: a mistyped replay command must not silently
 // run a different test. Use FromEnv to get the error instead.
 func DefaultOptions() Options { return must(FromEnv()) }
@@ -65,12 +65,14 @@ func FromEnv() (Options, error) {
 	return cfg, nil
 }
 
-// Seed returns COUNTERKIT_SEED when it is set and the current time in
-// nanoseconds otherwise. It panics when the variable is not a decimal int64.
+// Seed returns COUNTERKIT_SEED when it is set and a random non-negative
+// int64 otherwise (not the time: inside a testing/synctest bubble the
+// clock is fake, and every run would draw the bubble's start). It panics
+// when the variable is not a decimal int64.
 //
-// A seed drawn from the clock is also written to standard error, with the
-// test that drew it: go test shows a passing package's output only with
-// -v, and a test that hangs until go test's -timeout loses what it logged
+// A seed drawn at random is also written to standard error, with the test
+// that drew it: go test shows a passing package's output only with -v,
+// and a test that hangs until go test's -timeout loses what it logged
 // (t.Log), but not that line.
 func Seed() int64 { return must(seedFromEnv()) }
 
@@ -89,8 +91,8 @@ func must[T any](v T, err error) T {
 func seedFromEnv() (int64, error) {
 	s, ok := os.LookupEnv(EnvSeed)
 	if !ok || strings.TrimSpace(s) == "" {
-		seed := time.Now().UnixNano()
-		fmt.Fprintf(os.Stderr, "proptest: %s drew %s=%d from the clock\n", callingTest(), EnvSeed, seed)
+		seed := rand.Int64()
+		fmt.Fprintf(os.Stderr, "proptest: %s drew %s=%d at random\n", callingTest(), EnvSeed, seed)
 		return seed, nil
 	}
 	seed, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)

@@ -8,11 +8,11 @@ import (
 	"testing"
 )
 
-// TestSeedFromTheClockIsWrittenToStderr: a seed drawn from the clock is
-// written to standard error with the test that drew it (from a subtest's
-// closure too), where a hang until go test's -timeout still shows it; a
-// seed set by COUNTERKIT_SEED is not.
-func TestSeedFromTheClockIsWrittenToStderr(t *testing.T) {
+// TestRandomSeedIsWrittenToStderr: a seed drawn at random is written to
+// standard error with the test that drew it (from a subtest's closure
+// too), where a hang until go test's -timeout still shows it; a seed set
+// by COUNTERKIT_SEED is not written.
+func TestRandomSeedIsWrittenToStderr(t *testing.T) {
 	stderr := func(f func()) string {
 		t.Helper()
 		r, w, err := os.Pipe()
@@ -34,7 +34,7 @@ func TestSeedFromTheClockIsWrittenToStderr(t *testing.T) {
 	var seed int64
 	t.Run("drawn", func(t *testing.T) {
 		out := stderr(func() { seed = Seed() })
-		if want := fmt.Sprintf("proptest: proptest.TestSeedFromTheClockIsWrittenToStderr drew %s=%d from the clock\n", EnvSeed, seed); out != want {
+		if want := fmt.Sprintf("proptest: proptest.TestRandomSeedIsWrittenToStderr drew %s=%d at random\n", EnvSeed, seed); out != want {
 			t.Errorf("standard error %q, want %q", out, want)
 		}
 	})
@@ -42,7 +42,7 @@ func TestSeedFromTheClockIsWrittenToStderr(t *testing.T) {
 	if out := stderr(func() { seed = Seed() }); out != "" || seed != 42 {
 		t.Errorf("seed set to 42: %d, and %q on standard error; want 42 and nothing", seed, out)
 	}
-	if got := func() string { return callingTest() }(); !strings.HasSuffix(got, ".TestSeedFromTheClockIsWrittenToStderr") {
+	if got := func() string { return callingTest() }(); !strings.HasSuffix(got, ".TestRandomSeedIsWrittenToStderr") {
 		t.Errorf("callingTest from a closure: %q", got)
 	}
 }
