@@ -149,7 +149,7 @@ func compareSightings(a, b Sighting) int {
 
 // checkSightings refuses more than maxSeen sightings, any out of order or
 // repeated, and one no ledger makes: version 0 or above
-// txnrec.MaxVersion, a time not after 1970.
+// txnrec.MaxVersion, a time not after 1970 or past 2262-04-11.
 func checkSightings(s []Sighting) error {
 	if len(s) > maxSeen {
 		return fmt.Errorf("%w: %d sightings, above %d", crdt.ErrTooLarge, len(s), maxSeen)
@@ -161,8 +161,8 @@ func checkSightings(s []Sighting) error {
 		if x.Version == 0 || x.Version > txnrec.MaxVersion {
 			return fmt.Errorf("%w: sighting of %q at version %d", crdt.ErrInvalidAmount, x.Writer, x.Version)
 		}
-		if x.At.UnixNano() <= 0 {
-			return fmt.Errorf("%w: sighting of %q at %v, not after 1970", crdt.ErrInvalidAmount, x.Writer, x.At)
+		if !txnrec.EncodableTime(x.At) {
+			return fmt.Errorf("%w: sighting of %q at %v, not after 1970 and before 2262", crdt.ErrInvalidAmount, x.Writer, x.At)
 		}
 		if i > 0 && compareSightings(s[i-1], x) >= 0 {
 			return fmt.Errorf("%w: sightings out of order or repeated at %q", crdt.ErrInvalidAmount, x.Writer)

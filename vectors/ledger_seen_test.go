@@ -119,6 +119,8 @@ func genLedgerSeenVectors(t *testing.T, v *ledgerVectors) {
 		{"version 0", ledger.Sightings{{Writer: "w", At: dvT0}}},
 		{"version 2^64-1", ledger.Sightings{{Writer: "w", Version: 1<<64 - 1, At: dvT0}}},
 		{"a time of 0", ledger.Sightings{{Writer: "w", Version: 1, At: time.Unix(0, 0).UTC()}}},
+		{"a time in 1600, whose Unix nanoseconds wrap to 2184", ledger.Sightings{{Writer: "w", Version: 1, At: time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC)}}},
+		{"a time in 2300, past int64 nanoseconds", ledger.Sightings{{Writer: "w", Version: 1, At: time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)}}},
 		{"an empty writer", ledger.Sightings{{Version: 1, At: dvT0}}},
 		{"a writer of 256 bytes", ledger.Sightings{{Writer: crdt.ActorID(strings.Repeat("w", crdt.MaxIDLen+1)), Version: 1, At: dvT0}}},
 		{"one writer and version twice", ledger.Sightings{ok, {Writer: "w", Version: 1, At: dvT0.Add(time.Second)}}},

@@ -161,6 +161,8 @@ func genLedgerVectors(t *testing.T) any {
 		{"a zero amount", func(r *ledger.Record) { r.Amount = 0 }},
 		{"the amount -2^63", func(r *ledger.Record) { r.Amount = math.MinInt64 }},
 		{"a time of 0", func(r *ledger.Record) { r.At = time.Unix(0, 0).UTC() }},
+		{"a time in 1600, whose Unix nanoseconds wrap to 2184", func(r *ledger.Record) { r.At = time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC) }},
+		{"a time in 2300, past int64 nanoseconds", func(r *ledger.Record) { r.At = time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC) }},
 		{"version 0", func(r *ledger.Record) { r.Version = 0 }},
 		{"version 2^64-1", func(r *ledger.Record) { r.Version = 1<<64 - 1 }},
 		{"a control character in the key", func(r *ledger.Record) { r.Key = "k\x00" }},

@@ -155,8 +155,18 @@ func (r *Record) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
+// EncodableTime reports whether t is after 1970 and its Unix nanoseconds,
+// what a record or a sighting encodes, give t back (before 2262-04-11: a
+// later or a much earlier time wraps around int64 and would decode as
+// another).
+func EncodableTime(t time.Time) bool {
+	n := t.UnixNano()
+	return n > 0 && time.Unix(0, n).Equal(t)
+}
+
 // check refuses a record no writer makes: an invalid id, a zero amount or
-// one whose magnitude does not fit, a time not after 1970, version 0 (an
+// one whose magnitude does not fit, a time not after 1970 or past
+// 2262-04-11 (EncodableTime), version 0 (an
 // entry that held a transaction has written at least once) or above
 // MaxVersion, an invalid key.
 func (r Record) check() error {
@@ -169,8 +179,8 @@ func (r Record) check() error {
 	if r.Amount == 0 || r.Amount == math.MinInt64 {
 		return fmt.Errorf("%w: transaction record with amount %d", crdt.ErrInvalidAmount, r.Amount)
 	}
-	if r.At.UnixNano() <= 0 {
-		return fmt.Errorf("%w: transaction record at %v, not after 1970", crdt.ErrInvalidAmount, r.At)
+	if !EncodableTime(r.At) {
+		return fmt.Errorf("%w: transaction record at %v, not after 1970 and before 2262", crdt.ErrInvalidAmount, r.At)
 	}
 	if r.Version == 0 {
 		return fmt.Errorf("%w: transaction record at version 0", crdt.ErrInvalidAmount)
