@@ -40,7 +40,7 @@ tpncounter, bounded, tally.shard, tally.tally, deltalog.cell, balance.row,
 ledger.txn, ledger.seen) and prints what it holds: type, format version,
 size, value, and per type the actors, totals, history and folded records,
 the bases of retired actors folded away (their exact total and cutoff),
-the writers a ledger saw and when, window and stats.
+the writers a ledger saw (each at a version) and when, window and stats.
 
 The input is the raw bytes of FILE, of standard input (no FILE, or -), or
 the hexadecimal string given with -hex (spaces allowed). Bytes that do not
@@ -96,9 +96,11 @@ type ActorPart struct {
 	Received *int64                 `json:"received,omitempty"`
 	Asked    *int64                 `json:"asked,omitempty"`
 	Sent     map[crdt.ActorID]int64 `json:"sent,omitempty"`
-	// SeenAt is when a ledger first saw the actor's entry at Seq, which
-	// no record dated (ledger.seen).
-	SeenAt string `json:"seen_at,omitempty"`
+	// Version and SeenAt: a ledger first saw the actor's entry at this
+	// version (the sum of its seq in both halves), which no record dated,
+	// at SeenAt (ledger.seen).
+	Version uint64 `json:"version,omitempty"`
+	SeenAt  string `json:"seen_at,omitempty"`
 }
 
 // Txn is one transaction of a history or folded record.
@@ -291,7 +293,7 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		var seen ledger.Sightings
 		if decoded(&seen) {
 			for _, x := range seen {
-				d.Actors = append(d.Actors, ActorPart{Actor: string(x.Writer), Seq: x.Version, SeenAt: x.At.UTC().Format(time.RFC3339Nano)})
+				d.Actors = append(d.Actors, ActorPart{Actor: string(x.Writer), Version: x.Version, SeenAt: x.At.UTC().Format(time.RFC3339Nano)})
 			}
 		}
 	default:
@@ -439,9 +441,9 @@ func (d *Description) writeTable(w io.Writer) {
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if d.Type == string(crdt.TagLedgerSeen) {
-		fmt.Fprintln(tw, "actor\tseq\tfirst seen")
+		fmt.Fprintln(tw, "actor\tversion\tfirst seen")
 		for _, a := range d.Actors {
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", a.Actor, a.Seq, a.SeenAt)
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", a.Actor, a.Version, a.SeenAt)
 		}
 		tw.Flush()
 		return

@@ -56,5 +56,5 @@ func TestLedgerSightingsKey(t *testing.T) {
 
 	code, out, errOut = runCmd(t, "", "inspect", "-hex", hex.EncodeToString(values[0]))
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, string(first.Writer())+"  1    2020-03-01T12:01:00Z")
+	require.Contains(t, out, string(first.Writer())+"  1        2020-03-01T12:01:00Z")
 }
