@@ -28,9 +28,9 @@ const DefaultRetryCount = 3
 // MaxRetryCount is the largest accepted Options.RetryCount.
 const MaxRetryCount = 100
 
-// DefaultRetireAfter is Options.RetireAfter when it is zero: longer than a
-// write stays in flight plus the writers' clock skew (SPEC.md 6.11 Limits,
-// "Clocks").
+// DefaultRetireAfter is Options.RetireAfter when it is zero. It assumes
+// that a write stays in flight, plus the writers' clock skew, for less
+// than that (SPEC.md 6.11 Limits, "Clocks").
 const DefaultRetireAfter = time.Hour
 
 // DefaultRetiredGrace is Options.RetiredGrace when it is zero: 10 days,

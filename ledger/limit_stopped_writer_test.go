@@ -244,10 +244,11 @@ func TestSightingOfAnEarlierVersionDatesNoOne(t *testing.T) {
 // the account's Put landed and before its record was written. Each is
 // dated from the first sight of any ledger, as its sighting is stored,
 // and retired about RetireAfter later: over 1,200 processes (3 h 20 min)
-// none is refused and the live entries stay under 1.25 hours' worth. Found by a review from the docs (stop 99): a key kept at most
+// none is refused and the live entries stay under 1.25 hours' worth (about
+// 390 to 400 of a bound of 450; the incarnations' ids are random). Found by a review from the docs (stop 99): a key kept at most
 // 256 sightings, the writers past those were dated by each new process
 // from its own first sight and never retired, and the account refused
-// every new writer from process 795 on (+2h12m30s).
+// every new writer from about process 800 on (+2h13m).
 func TestManyWritersStoppedBeforeTheirRecordsLeaveRoom(t *testing.T) {
 	ctx := context.Background()
 	const every, processes = 10 * time.Second, 1200

@@ -261,12 +261,28 @@ func (s *storedSightings) put(ctx context.Context, l *Ledger, merged *tpncounter
 	_ = l.store.Put(ctx, SeenKey(l.key), l.writer, b, s.token)
 }
 
-// earliestSightings returns the n of s first seen earliest (ties by
-// writer, then version), s itself when it holds no more.
+// earliestSightings returns the sightings of s first seen earliest (ties
+// by writer, then version), at most n and as many as fit in
+// maxSeenEncoded: s itself when all of them do.
 func earliestSightings(s []Sighting, n int) []Sighting {
-	if len(s) <= n {
+	// At most 22 bytes besides a writer's id: a 3-element array header,
+	// the id's string header (2) and two integers of 9 bytes each; the
+	// envelope and the outer array's header take less than 64.
+	size := func(x Sighting) int { return len(x.Writer) + 22 }
+	budget := maxSeenEncoded - 64
+	total := 0
+	for _, x := range s {
+		total += size(x)
+	}
+	if len(s) <= n && total <= budget {
 		return s
 	}
 	slices.SortFunc(s, func(a, b Sighting) int { return cmp.Or(a.At.Compare(b.At), compareSightings(a, b)) })
-	return s[:n]
+	total = 0
+	for i, x := range s {
+		if total += size(x); i == n || total > budget {
+			return s[:i]
+		}
+	}
+	return s
 }

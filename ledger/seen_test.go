@@ -151,4 +151,16 @@ func TestEarliestSightingsKept(t *testing.T) {
 	if got := earliestSightings(slices.Clone(in), 6); !slices.Equal(got, in) {
 		t.Errorf("earliest 6 of 6: %v, want them as they were", got)
 	}
+	// maxSeen sightings of writers with 255-byte ids encode above 16 MiB:
+	// the earliest that fit are kept, and encode.
+	long := make([]Sighting, maxSeen)
+	for i := range long {
+		long[i] = Sighting{crdt.ActorID(fmt.Sprintf("%0255d", i)), 1, at.Add(time.Duration(len(long) - i))}
+	}
+	kept := earliestSightings(slices.Clone(long), maxSeen)
+	b, err := encodeSightings(kept)
+	if err != nil || len(kept) < maxSeen*9/10 || len(kept) == maxSeen || kept[0] != long[len(long)-1] {
+		t.Errorf("of %d sightings of 255-byte writers: kept %d (first %v), encoded to %d bytes, %v; want the earliest that fit in %d",
+			len(long), len(kept), kept[0].Writer[250:], len(b), err, maxSeenEncoded)
+	}
 }
