@@ -76,7 +76,8 @@ func (s *Sightings) UnmarshalBinary(b []byte) error {
 }
 
 // maxSeenEncoded bounds an encoding of sightings: that of any value (a
-// full set with the longest writer ids is longer, and is not written).
+// full set with the longest writer ids would be longer: a ledger keeps
+// the earliest that fit, earliestSightings).
 const maxSeenEncoded = crdt.DefaultMaxEncodedSize
 
 // encodeSightings encodes sightings (SPEC.md 6.9): the envelope
@@ -115,7 +116,7 @@ func decodeSightings(b []byte) ([]Sighting, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Sighting, 0, n)
+	out := make([]Sighting, 0, min(n, len(b)/5)) // a sighting takes 5 bytes or more
 	for range n {
 		var x Sighting
 		var at int64
