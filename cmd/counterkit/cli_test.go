@@ -649,8 +649,8 @@ func TestGetAndListOnOddDirectories(t *testing.T) {
 			"counterkit: not found: no counterkit data file counterkit.db in DIR"},
 		{"not a store", func(d string) { write(filepath.Join(d, "notes.txt"), "hello") }, "crdt.ErrNotFound",
 			"counterkit: not found: no counterkit data file counterkit.db in DIR"},
-		{"only an interrupted copy", func(d string) { write(filepath.Join(d, embedded.CopyTempName), "partial") }, "crdt.ErrNotFound",
-			"counterkit: not found: no counterkit data file counterkit.db in DIR"},
+		{"only an interrupted copy", func(d string) { write(filepath.Join(d, embedded.CopyTempName), "partial") }, "crdt.ErrMisconfiguredStore",
+			"embedded: DIR holds only an interrupted backup or compaction (counterkit.db.copy), not a store: counterkit: store misconfigured"},
 		{"a file", func(d string) { write(d, "not a directory") }, "crdt.ErrNotFound",
 			"counterkit: not found: no counterkit data file counterkit.db in DIR (DIR is a file, not a directory)"},
 		{"a link to nothing", func(d string) {

@@ -225,8 +225,14 @@ func openEmbedded(dir string, write bool) (*embedded.DB, error) {
 }
 
 // noDataFile is the error for an embedded store's directory without a data
-// file, as every command words it.
+// file, as every command words it: crdt.ErrNotFound, or, as the adapter
+// says, crdt.ErrMisconfiguredStore for one holding only an interrupted
+// backup or compaction.
 func noDataFile(dir string) error {
+	if _, err := os.Lstat(filepath.Join(dir, embedded.CopyTempName)); err == nil {
+		return fmt.Errorf("embedded: %s holds only an interrupted backup or compaction (%s), not a store: %w",
+			dir, embedded.CopyTempName, crdt.ErrMisconfiguredStore)
+	}
 	why := ""
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		why = " (" + dir + " is a file, not a directory)"
