@@ -3365,6 +3365,20 @@ func dvLedgerGraceVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 	o := opts(2, 10, 10)
 	o.RetiredGraceNS = dvI(int64(time.Hour))
 	m := time.Minute
+	// halfGrace: a credits and debits, b retires a, a credits again (its
+	// debit half stays retired), b folds that half at 2:30 and a debits
+	// then, its read's faults given.
+	halfGrace := func(faults ...string) []dvStep {
+		return []dvStep{
+			dvCredit("a", "t1", 5),
+			dvDebit("a", "t2", 2),
+			dvAtClock(dvCredit("b", "t5", 7), 60*m),
+			dvAtClock(dvCredit("a", "t3", 3), 70*m),
+			dvAtClock(dvCredit("b", "t6", 1), 150*m),
+			dvAtClock(dvDebit("a", "t4", 1, faults...), 150*m),
+			dvAtClock(dvLedgerOp("value", "b"), 150*m),
+		}
+	}
 	return []dvVector{
 		{Name: "grace: a read older than RetiredGrace/2 drops the ledger's state",
 			Note:    "retire_after and retired_grace one hour. c credits t1 and stops. At 0:40 a credits t2: its read holds c live (idle 40 minutes: not retired). At 1:00 b's first write retires c (dated by t1's record), retired_at 1:00. At 1:30 b's pass folds nothing: c's retirement is not older than the cutoff 0:30. At 2:01 b's pass retires a (idle since t2's record at 0:40) and folds c into P's base (cutoff 1:01, total 5): c's entry leaves the state. At 2:10 a credits t6: its previous read began at 0:40, more than RetiredGrace/2 ago, so it drops its state and reads the store alone; its entry last changed at 0:40, exactly RetireAfter + RetiredGrace/2 ago, not more, so it keeps its incarnation (its retired entry comes back live). Merging its old state would bring c's live entry back beside the base and count t1 twice",
@@ -3390,26 +3404,10 @@ func dvLedgerGraceVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 			}},
 		{Name: "grace: a half unchanged past RetireAfter + RetiredGrace/2 takes a new incarnation",
 			Note:    "retire_after and retired_grace one hour. a credits t1 and debits t2. At 1:00 b's first write retires a, both halves (records first). At 1:10 a credits t3: its credit half is live again, its debit half stays retired. At 2:30 b's pass folds a's retired debit half into N's base. At 2:30 a debits t4: its credit half changed 1:20 ago, but its debit half last changed at 0:00, more than RetireAfter + RetiredGrace/2 ago: each half is retired on its own, so the entry is dated by the half that changed least recently, and a takes a new incarnation (later_writers: a~aaaaaaab), whose fresh entry holds t4. Writing the folded half again would count t2 twice",
-			Options: o, Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: []dvStep{
-				dvCredit("a", "t1", 5),
-				dvDebit("a", "t2", 2),
-				dvAtClock(dvCredit("b", "t5", 7), 60*m),
-				dvAtClock(dvCredit("a", "t3", 3), 70*m),
-				dvAtClock(dvCredit("b", "t6", 1), 150*m),
-				dvAtClock(dvDebit("a", "t4", 1), 150*m),
-				dvAtClock(dvLedgerOp("value", "b"), 150*m),
-			}},
+			Options: o, Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: halfGrace()},
 		{Name: "grace: a half unchanged past RetireAfter + RetiredGrace/2 takes a new incarnation before a read that lags the fold",
 			Note:    "as \"grace: a half unchanged past RetireAfter + RetiredGrace/2 takes a new incarnation\", but a's read at 2:30 is stale: it shows the store before b's write that folded a's debit half, which it shows retired, not folded. a takes its new incarnation by its clock alone (later_writers: a~aaaaaaab), before that read: the half that changed least recently, the debit half, last changed at 0:00. Dated by its credit half (1:10), a would write t4 into the debit half the store has folded, and t2 would count twice",
-			Options: o, Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: []dvStep{
-				dvCredit("a", "t1", 5),
-				dvDebit("a", "t2", 2),
-				dvAtClock(dvCredit("b", "t5", 7), 60*m),
-				dvAtClock(dvCredit("a", "t3", 3), 70*m),
-				dvAtClock(dvCredit("b", "t6", 1), 150*m),
-				dvAtClock(dvDebit("a", "t4", 1, "stale"), 150*m),
-				dvAtClock(dvLedgerOp("value", "b"), 150*m),
-			}},
+			Options: o, Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: halfGrace("stale")},
 		{Name: "grace: a writer idle past RetireAfter + RetiredGrace/2 takes a new incarnation",
 			Note:    "retire_after and retired_grace one hour. a credits t1 and stops. At 1:00 b's first write retires a (records t1 with writer a first), retired_at 1:00. At 2:30 b's pass folds a's entry into P's base (cutoff 1:30, total 5). At 2:30 a credits t4: its entry last changed at 0:00, more than RetireAfter + RetiredGrace/2 ago, so before reading it drops its state and takes a new incarnation (later_writers: a~aaaaaaab), whose fresh entry holds t4; writing under the old one would make a second entry of it at seq 1. A retry of t1 on a is a duplicate from its record (owner a's first incarnation, folded)",
 			Options: o, Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: []dvStep{

@@ -7,6 +7,7 @@ package vectors
 // dvDecodeSightings, dvSeenKey) against the valid ones.
 
 import (
+	"encoding"
 	"encoding/hex"
 	"math"
 	"strconv"
@@ -167,18 +168,8 @@ func checkLedgerSeenVectors(t *testing.T, v ledgerVectors) {
 				require.NoError(t, err)
 				s = append(s, ledger.Sighting{Writer: crdt.ActorID(x.Writer), Version: version, At: at})
 			}
-			b, err := s.MarshalBinary()
-			require.Error(t, err, c.Name)
-			require.Nil(t, b, c.Name)
-			require.Equal(t, c.Error, dvKind(err), "%s: %v", c.Name, err)
+			requireRefused(t, c.Name, c.Error, s)
 		})
 	}
-	for _, c := range v.SeenInvalid {
-		t.Run("sightings invalid/"+c.Name, func(t *testing.T) {
-			var s ledger.Sightings
-			err := s.UnmarshalBinary(dvUnhex(c.Hex))
-			require.Error(t, err, c.Name)
-			require.Equal(t, c.Error, dvKind(err), "%s: %v", c.Name, err)
-		})
-	}
+	requireInvalid(t, "sightings invalid/", v.SeenInvalid, func() encoding.BinaryUnmarshaler { return new(ledger.Sightings) })
 }

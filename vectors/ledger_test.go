@@ -6,6 +6,7 @@ package vectors
 // (dvEncRecord, dvRecordKey) against the valid ones.
 
 import (
+	"encoding"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -229,19 +230,31 @@ func checkLedgerVectors(t *testing.T, raw []byte) {
 			version, err := strconv.ParseUint(c.Record.Version, 10, 64)
 			require.NoError(t, err)
 			r := ledger.Record{Txn: crdt.TxnID(c.Record.Txn), Amount: int64(c.Record.Amount), Writer: crdt.ActorID(c.Record.Writer), At: at, Version: version, Key: c.Record.Key}
-			b, err := r.MarshalBinary()
-			require.Error(t, err, c.Name)
-			require.Nil(t, b, c.Name)
-			require.Equal(t, c.Error, dvKind(err), "%s: %v", c.Name, err)
+			requireRefused(t, c.Name, c.Error, r)
 		})
 	}
-	for _, c := range v.Invalid {
-		t.Run("invalid/"+c.Name, func(t *testing.T) {
-			var r ledger.Record
-			err := r.UnmarshalBinary(dvUnhex(c.Hex))
-			require.Error(t, err, c.Name)
-			require.Equal(t, c.Error, dvKind(err), "%s: %v", c.Name, err)
-		})
-	}
+	requireInvalid(t, "invalid/", v.Invalid, func() encoding.BinaryUnmarshaler { return new(ledger.Record) })
 	checkLedgerSeenVectors(t, v)
+}
+
+// requireRefused requires v's encoder to refuse it with the error kind
+// want, returning no bytes.
+func requireRefused(t *testing.T, name, want string, v encoding.BinaryMarshaler) {
+	t.Helper()
+	b, err := v.MarshalBinary()
+	require.Error(t, err, name)
+	require.Nil(t, b, name)
+	require.Equal(t, want, dvKind(err), "%s: %v", name, err)
+}
+
+// requireInvalid requires a decoder made by mk to refuse each case with
+// its error kind, each in a subtest named prefix and the case's name.
+func requireInvalid(t *testing.T, prefix string, cases []ledgerBadVec, mk func() encoding.BinaryUnmarshaler) {
+	for _, c := range cases {
+		t.Run(prefix+c.Name, func(t *testing.T) {
+			err := mk().UnmarshalBinary(dvUnhex(c.Hex))
+			require.Error(t, err, c.Name)
+			require.Equal(t, c.Error, dvKind(err), "%s: %v", c.Name, err)
+		})
+	}
 }
