@@ -295,7 +295,7 @@ func openBolt(path string, opts Options, readOnly bool) (db *bolt.DB, err error)
 		ReadOnly:     readOnly,
 	})
 	if err != nil {
-		return nil, openError(path, err)
+		return nil, openError(path, readOnly, err)
 	}
 	return db, nil
 }
@@ -365,10 +365,12 @@ func create(dir, path string, opts Options) error {
 	return nil
 }
 
-func openError(path string, err error) error {
+func openError(path string, readOnly bool, err error) error {
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return fmt.Errorf("%w: %s: %w", ErrLocked, path, err)
+	case readOnly && errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("embedded: %s cannot be opened for reading (permissions?): %w: %w", path, crdt.ErrUnavailable, err)
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
 		return fmt.Errorf("embedded: %s cannot be opened for writing (read-only directory or file?): %w: %w", path, crdt.ErrUnavailable, err)
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),

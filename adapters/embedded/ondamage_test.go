@@ -2,6 +2,8 @@ package embedded
 
 import (
 	"errors"
+	"io/fs"
+	"strings"
 	"testing"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -28,5 +30,22 @@ func TestOnDamage(t *testing.T) {
 	}
 	if err := run(false, errPanicked); err != errTaken {
 		t.Errorf("no panic under onDamage: %v, want the function's error", err)
+	}
+}
+
+// TestOpenErrorNamesTheAccess: a file the process may not open is reported
+// for the access it asked: reading for a read-only open, writing otherwise.
+// (Tests run as root, which the permission check lets through, so the
+// error is made here.)
+func TestOpenErrorNamesTheAccess(t *testing.T) {
+	denied := &fs.PathError{Op: "open", Path: "/d/f", Err: fs.ErrPermission}
+	for _, c := range []struct {
+		readOnly bool
+		want     string
+	}{{true, "cannot be opened for reading"}, {false, "cannot be opened for writing"}} {
+		err := openError("/d/f", c.readOnly, denied)
+		if !errors.Is(err, crdt.ErrUnavailable) || !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("read-only %v: %v; want %q wrapping ErrUnavailable and fs.ErrPermission", c.readOnly, err, c.want)
+		}
 	}
 }
