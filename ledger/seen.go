@@ -263,14 +263,15 @@ func (s *storedSightings) put(ctx context.Context, l *Ledger, merged *tpncounter
 }
 
 // earliestSightings returns the sightings of s first seen earliest (ties
-// by writer, then version), at most n and as many as fit in
-// maxSeenEncoded: s itself when all of them do.
+// by writer, then version), at most n and as many as encode in
+// store.MaxValue, the largest value every store takes (the format's own
+// limit, maxSeenEncoded, is above it): s itself when all of them do.
 func earliestSightings(s []Sighting, n int) []Sighting {
 	// At most 22 bytes besides a writer's id: a 3-element array header,
 	// the id's string header (2) and two integers of 9 bytes each; the
 	// envelope and the outer array's header take less than 64.
 	size := func(x Sighting) int { return len(x.Writer) + 22 }
-	budget := maxSeenEncoded - 64
+	budget := store.MaxValue - 64
 	total := 0
 	for _, x := range s {
 		total += size(x)
