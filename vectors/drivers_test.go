@@ -9074,7 +9074,7 @@ var dvMutants = []struct {
 		"driver_ledger", "grace: a read older than RetiredGrace/2 drops the ledger's state"},
 	{"ledger/no new incarnation", "6.9 RetiredGrace: an entry unchanged for more than RetireAfter + RetiredGrace/2 is not written again",
 		"ledger/retire_grace.go", "|| l.own.changed().IsZero() || now.Sub(l.own.changed()) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2)", "|| true || l.own.changed().IsZero() || now.Sub(l.own.changed()) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2)",
-		"driver_ledger", "grace: a writer idle past RetireAfter + RetiredGrace/2 takes a new incarnation"},
+		"driver_ledger", "grace: a half unchanged past RetireAfter + RetiredGrace/2 takes a new incarnation before a read that lags the fold"},
 	{"ledger/entry dated by its newest half", "6.9 RetiredGrace: the entry is dated by the half that changed least recently",
 		"ledger/retire_grace.go", "o.seq[0] != 0 && (o.seq[1] == 0 || o.at[0].Before(o.at[1]))", "o.seq[0] != 0 && (o.seq[1] == 0 || o.at[1].Before(o.at[0]))",
 		"driver_ledger", "grace: a half unchanged past RetireAfter + RetiredGrace/2 takes a new incarnation before a read that lags the fold"},
