@@ -42,9 +42,12 @@ func (f *frozenSiblings) Fetch(_ context.Context, key string) ([][]byte, store.T
 	return out, frozenToken, nil
 }
 
-func (f *frozenSiblings) Put(_ context.Context, key string, _ crdt.ActorID, value []byte, _ store.Token) error {
+func (f *frozenSiblings) Put(_ context.Context, key string, actor crdt.ActorID, value []byte, _ store.Token) error {
 	if key != f.key {
 		return fmt.Errorf("%w: dry run: put to another key %q", crdt.ErrUnavailable, key)
+	}
+	if err := store.CheckPut(key, actor, value); err != nil {
+		return err // what every store refuses, so that a dry run fails as the run would
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
