@@ -867,12 +867,22 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error)) 
 		}
 		var changed bool
 		var given int64
+		var b []byte
 		settled, err := a.settle(merged)
 		if err == nil {
 			changed, err = op(merged)
 		}
 		if err == nil {
-			given, err = a.grant(merged)
+			granting := merged.entries[a.writer] // grants change only this entry
+			if given, err = a.grant(merged); err == nil && given > 0 {
+				if b, err = merged.MarshalBinary(); err == nil && len(b) > store.MaxValue {
+					// The grants would make the state larger than a store
+					// takes (a key near its limit): write without them, so
+					// that this call lands; the requests wait (SPEC.md 13.5).
+					merged.install(a.writer, granting)
+					given, b = 0, nil
+				}
+			}
 		}
 		if err != nil {
 			undo()
@@ -885,10 +895,11 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error)) 
 			res.Landed = true
 			return res, nil
 		}
-		b, err := merged.MarshalBinary()
-		if err != nil {
-			undo()
-			return res, err
+		if b == nil {
+			if b, err = merged.MarshalBinary(); err != nil {
+				undo()
+				return res, err
+			}
 		}
 		err = a.st.Put(ctx, a.key, a.writer, b, token)
 		switch retry.Classify(err) {
