@@ -16,8 +16,9 @@ package cassandra
 //
 // CASSANDRA_HOSTS=double runs the cluster half against cassandratest.Server
 // instead, started for the run: every expectation a server test makes,
-// checked against the wire-protocol double (about three minutes; not in CI,
-// which runs the model half and the double's own tests). The two bodies
+// checked against the wire-protocol double (about three minutes; CI runs
+// the model half, the double's own tests, and the quick cluster halves on
+// the double: TestClusterPathOnTheDouble). The two bodies
 // about tombstone_failure_threshold skip there: the double does not play
 // it.
 
