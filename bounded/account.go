@@ -124,6 +124,7 @@ type Account struct {
 	// caller was told is unknown, until a later call settles them.
 	unconfirmed map[crdt.TxnID]int64
 	closed      bool
+	closing     bool // Close's cycle runs: its grants are never left out
 
 	// The records (SPEC.md 13.5): the transactions this attempt applied,
 	// those applied in a write not known to have landed, and the records
@@ -678,7 +679,7 @@ func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) 
 		return Result{Attempts: 1}, err
 	}
 	keep := a.opts.Keep
-	a.opts.Keep = 0
+	a.opts.Keep, a.closing = 0, true
 	res, err := a.cycle(ctx, func(c *Counter) (bool, error) {
 		// Its own request goes: rights granted to it after Close would
 		// be stuck in an incarnation that never debits again.
@@ -698,7 +699,7 @@ func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) 
 		}
 		return withdrawn || given > 0, nil
 	})
-	a.opts.Keep = keep
+	a.opts.Keep, a.closing = keep, false
 	if err == nil {
 		// Records owed now would never be written: Close fails until they are.
 		err = a.flush(ctx)
@@ -874,11 +875,12 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error)) 
 		}
 		if err == nil {
 			granting := merged.entries[a.writer] // grants change only this entry
-			if given, err = a.grant(merged); err == nil && given > 0 {
+			if given, err = a.grant(merged); err == nil && given > 0 && !a.closing {
 				if b, err = merged.MarshalBinary(); err == nil && len(b) > store.MaxValue {
 					// The grants would make the state larger than a store
 					// takes (a key near its limit): write without them, so
 					// that this call lands; the requests wait (SPEC.md 13.5).
+					// Not Close's: its rights would stay with no taker.
 					merged.install(a.writer, granting)
 					given, b = 0, nil
 				}

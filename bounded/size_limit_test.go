@@ -184,6 +184,9 @@ func sameSiblings(a, b [][]byte) bool {
 // SPEC.md 13.5): a full key refuses a new Account with crdt.ErrTooLarge,
 // changing nothing; an existing Account whose window is full keeps writing.
 func TestFullKeyRefusesANewAccount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a key to 8 MiB: the plain pass runs it (seconds; a minute under -race)")
+	}
 	st := memory.NewSiblings()
 	const key = "acct/full"
 	g := sizeOpen(t, st, key, "svc-g")
@@ -226,8 +229,12 @@ func TestFullKeyRefusesANewAccount(t *testing.T) {
 // rights grants on its next write, adding a recipient to its entry; where
 // that makes the state larger than a store takes, it writes without the
 // grant, so that its own calls land (before, each failed
-// crdt.ErrTooLarge until the requesting incarnation closed).
+// crdt.ErrTooLarge until the requesting incarnation closed), but for
+// Close, which must give its rights to the requests it sees.
 func TestGrantsThatDoNotFitWait(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a key to 8 MiB: the plain pass runs it (seconds; a minute under -race)")
+	}
 	for room := 20; room <= 60; room++ {
 		st := memory.NewSiblings()
 		const key = "acct/req"
@@ -266,6 +273,11 @@ func TestGrantsThatDoNotFitWait(t *testing.T) {
 				t.Errorf("room %d: a stored value of %d bytes", room, len(v))
 			}
 		}
+		// Close gives every right it may spend to the requests its read
+		// shows: it fails rather than close without the grant.
+		if res, err := g.Close(sizeCtx, ""); !errors.Is(err, crdt.ErrTooLarge) {
+			t.Errorf("room %d: the holder's Close, whose grant does not fit: granted %d, %v; want crdt.ErrTooLarge", room, res.Granted, err)
+		}
 		// The request waits; once the requester closes, nothing is owed.
 		if _, err := n.Close(sizeCtx, ""); err != nil {
 			t.Errorf("room %d: the requester's Close: %v", room, err)
@@ -301,6 +313,9 @@ func (s *staleOnce) Fetch(ctx context.Context, key string) ([][]byte, store.Toke
 // Then every write on the key fails crdt.ErrTooLarge, of every Account
 // (Close included) and changes nothing; the value still reads.
 func TestLimitSiblingsWhoseUnionPassesTheStoresLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a key to 8 MiB: the plain pass runs it (seconds; a minute under -race)")
+	}
 	st := memory.NewSiblings()
 	const key = "acct/union"
 	g := sizeOpen(t, st, key, "svc-g")
@@ -369,6 +384,9 @@ func TestLimitSiblingsWhoseUnionPassesTheStoresLimit(t *testing.T) {
 // credits' total, 64 to 164, takes one more byte) fails
 // crdt.ErrTooLarge.
 func TestLimitAWriteThatLengthensAnEntryOnAFullKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a key to 8 MiB: the plain pass runs it (seconds; a minute under -race)")
+	}
 	st := memory.NewSiblings()
 	const key = "acct/full0"
 	g := sizeOpen(t, st, key, "svc-g")
