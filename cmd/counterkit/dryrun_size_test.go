@@ -20,6 +20,9 @@ import (
 // store refuses the merged value; a dry run must say the same, not that
 // it would collapse the siblings, and neither changes the file.
 func TestDryRunRefusesWhatTheStoreRefuses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a key to 8 MiB: the plain pass runs it (seconds; a minute under -race)")
+	}
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := embedded.Open(dir, embedded.Options{})
