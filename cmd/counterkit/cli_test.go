@@ -24,6 +24,9 @@ import (
 // crash, the child crashes the way a damaged file crashes the engine (a
 // fault in a goroutine of its own), with hang it never ends.
 func TestMain(m *testing.M) {
+	if os.Getenv(asCommandEnv) != "" && os.Getenv(isolatedEnv) == "" {
+		main() // as run from a shell: it isolates
+	}
 	if os.Getenv(isolatedEnv) != "" {
 		// Run as the program, by runIsolated.
 		if os.Getenv(crashChildEnv) == "crash" {
@@ -52,6 +55,10 @@ func TestMain(m *testing.M) {
 }
 
 const crashChildEnv = "COUNTERKIT_TEST_CRASH_CHILD"
+
+// asCommandEnv runs the test binary as the program run from a shell
+// (main), which starts its child as runIsolated does.
+const asCommandEnv = "COUNTERKIT_TEST_AS_COMMAND"
 
 // A check whose child crashes exits 1 with crdt.ErrCorruptEncoding, not 2
 // (the usage code) and not the crash's own status; errors found in the

@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -100,6 +102,11 @@ func isolate(args []string) bool {
 // the child then dies, and the command reports the damage, with the
 // sentinel, and exits 1 rather than with the runtime's status 2, the usage
 // code.
+//
+// The child ends with the command: an interrupt, termination or hangup the
+// command receives is passed on to it, and on Linux the kernel kills it
+// when the command dies (tieToParent), so that it does not go on writing
+// and holding the store's lock.
 func runIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	exe, err := os.Executable()
 	if err != nil {
@@ -108,13 +115,26 @@ func runIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), isolatedEnv+"=1")
 	cmd.Stdin, cmd.Stdout = stdin, stdout
+	tieToParent(cmd)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		return run(args, stdin, stdout, stderr)
 	}
+	// The thread that starts the child stays until it ends (tieToParent).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		return run(args, stdin, stdout, stderr)
 	}
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		for sig := range signals {
+			_ = cmd.Process.Signal(sig)
+		}
+	}()
+	defer close(signals)       // after Stop, which ends the sends
+	defer signal.Stop(signals) // first
 	crash := ""
 	sc := bufio.NewScanner(pipe)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
