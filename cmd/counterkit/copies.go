@@ -18,21 +18,38 @@ import (
 // returned, so that a driver's read path (ledger.Ledger.Value, statestore.Load)
 // runs on exactly the values printed, and a dry run of a driver's write
 // path (ledger.Ledger.Find) runs on them without writing: Put records the value
-// instead of storing it.
+// instead of storing it. Other keys (a ledger's records and stored
+// sightings, which its retirement pass reads and writes) are read from
+// base, when set, and what is put to them is kept here, read back in
+// place of base's, so that the dry run retires what the run would.
 type frozenSiblings struct {
 	key    string
 	values [][]byte
+	base   store.Siblings // nil: other keys hold nothing
 
-	mu  sync.Mutex
-	put []byte // the last value Put, if any
+	mu     sync.Mutex
+	put    []byte            // the last value Put, if any
+	others map[string][]byte // the last value Put to each other key
 }
 
 // frozenToken is the token frozenSiblings hands out: it names every
 // sibling it holds.
 var frozenToken = store.Token("frozen")
 
-func (f *frozenSiblings) Fetch(_ context.Context, key string) ([][]byte, store.Token, error) {
-	if key != f.key || len(f.values) == 0 {
+func (f *frozenSiblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	if key != f.key {
+		f.mu.Lock()
+		v, ok := f.others[key]
+		f.mu.Unlock()
+		switch {
+		case ok:
+			return [][]byte{append([]byte(nil), v...)}, frozenToken, nil
+		case f.base != nil:
+			return f.base.Fetch(ctx, key)
+		}
+		return nil, nil, nil
+	}
+	if len(f.values) == 0 {
 		return nil, nil, nil
 	}
 	out := make([][]byte, len(f.values))
@@ -43,14 +60,21 @@ func (f *frozenSiblings) Fetch(_ context.Context, key string) ([][]byte, store.T
 }
 
 func (f *frozenSiblings) Put(_ context.Context, key string, actor crdt.ActorID, value []byte, _ store.Token) error {
-	if key != f.key {
-		return fmt.Errorf("%w: dry run: put to another key %q", crdt.ErrUnavailable, key)
-	}
 	if err := store.CheckPut(key, actor, value); err != nil {
 		return err // what every store refuses, so that a dry run fails as the run would
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if key != f.key {
+		if f.base == nil {
+			return fmt.Errorf("%w: dry run: put to another key %q", crdt.ErrUnavailable, key)
+		}
+		if f.others == nil {
+			f.others = map[string][]byte{}
+		}
+		f.others[key] = append([]byte(nil), value...)
+		return nil
+	}
 	f.put = append([]byte(nil), value...)
 	return nil
 }

@@ -194,6 +194,10 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 			line, err = runner(kctx, key)
 		}
 		cancel()
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && !errors.Is(err, crdt.ErrUnavailable) {
+			// The key's own time ran out: a failure to try again, as any other.
+			err = fmt.Errorf("%w: not done within -key-timeout %s, stopped: %w", crdt.ErrUnavailable, *keyTimeout, err)
+		}
 		if err != nil {
 			rep.Failed++
 			rep.Results = append(rep.Results, jobResult{Key: key, Error: redact(err), Sentinel: sentinelName(err)})
@@ -577,7 +581,7 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 					return "", fmt.Errorf("%w: every sibling of %q is corrupt (%s): nothing to keep; restore the key from a backup", crdt.ErrCorruptEncoding, key, strings.Join(drop.last(), "; "))
 				}
 			}
-			frozen := &frozenSiblings{key: key, values: values}
+			frozen := &frozenSiblings{key: key, values: values, base: b.siblings}
 			l, err := ledger.New(cli.Either[store.Siblings](*dry, frozen, st), key, opts)
 			if err != nil {
 				return "", err
