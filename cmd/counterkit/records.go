@@ -106,7 +106,8 @@ func runGCRecords(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		for _, e := range unjoin(err) {
 			if errors.Is(e, context.DeadlineExceeded) {
-				e = fmt.Errorf("%w: the sweep did not finish within -timeout and was stopped (%v); what it deleted stays deleted, and the next sweep takes up the rest", crdt.ErrUnavailable, e)
+				e = fmt.Errorf("%w: the sweep did not finish within -timeout and was stopped (%v); %s", crdt.ErrUnavailable, e,
+					cli.Either(*dry, "a dry run deleted nothing", "what it deleted stays deleted, and the next sweep takes up the rest"))
 			}
 			out.Errors = append(out.Errors, sweepError{Error: redact(e), Sentinel: sentinelName(e)})
 			fail(stderr, c.name, e)
