@@ -8,8 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/crdt"
@@ -41,7 +44,9 @@ and the command downloads URL (http://HOST/debug/counterkit/backup: one
 moment of the store, taken while the service writes) into a new directory
 beside BACKUPDIR, opens it, which checks the whole file, and verifies it
 (DB.Verify), and only then renames it to BACKUPDIR (embedded.Restore). A
-download cut short or damaged is refused and leaves nothing behind.
+download cut short or damaged, or interrupted (SIGINT, SIGTERM, SIGHUP),
+is refused and leaves nothing behind; one killed outright (SIGKILL)
+leaves its directory (.BACKUPDIR.restore-*), which you remove.
 `
 
 // backuper is an embedded store that can copy itself while in use.
@@ -106,6 +111,10 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
+	// Interrupted or terminated, the download stops and Restore removes
+	// what it wrote (only a kill leaves its directory beside -to).
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	res, err := backupFrom(ctx, *from, *to)
 	return c.emitResult(stdout, res, err)
 }
@@ -176,6 +185,9 @@ var restoreBackup = embedded.Restore
 // backupFrom downloads the copy at from into the new directory to.
 func backupFrom(ctx context.Context, from, to string) (*backupResult, error) {
 	timedOut := func() error {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%w: the download from %s was interrupted; nothing was written to %s", crdt.ErrUnavailable, from, to)
+		}
 		return fmt.Errorf("%w: the download from %s did not finish within -timeout; nothing was written to %s", crdt.ErrUnavailable, from, to)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, from, nil)

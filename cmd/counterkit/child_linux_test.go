@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -65,4 +68,51 @@ func TestKilledCommandEndsItsChild(t *testing.T) {
 			require.NoError(t, db.Close())
 		})
 	}
+}
+
+// TestTerminatedBackupFromLeavesNothing: backup -from terminated
+// mid-download (SIGTERM to the command, as a service manager sends) stops
+// the download and leaves no directory behind, neither -to nor the one
+// beside it that the copy is written into.
+func TestTerminatedBackupFromLeavesNothing(t *testing.T) {
+	started := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", "100000000")
+		w.Write(make([]byte, 1<<20))
+		w.(http.Flusher).Flush()
+		close(started)
+		<-r.Context().Done() // the rest never comes
+	}))
+	defer srv.Close()
+	parent := t.TempDir()
+	to := filepath.Join(parent, "bk")
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.CommandContext(t.Context(), exe, "backup", "-from", srv.URL+"/debug/counterkit/backup", "-to", to)
+	cmd.Env = append(os.Environ(), asCommandEnv+"=1")
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	require.NoError(t, cmd.Start())
+	select {
+	case <-started:
+	case <-time.After(time.Minute):
+		t.Fatal("the download never started")
+	}
+	// The first megabyte is written beside -to.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		left, _ := filepath.Glob(filepath.Join(parent, ".bk.restore-*", embedded.FileName))
+		if len(left) > 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the copy was never written")
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err = cmd.Wait()
+	require.Error(t, err, "the terminated command exited 0")
+	entries, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	require.Empty(t, entries, "left beside -to after SIGTERM; the command said: %s", errOut.String())
 }
