@@ -137,6 +137,20 @@ func fillKey(t *testing.T, st store.Siblings, key string, room int) {
 	}
 }
 
+// fullKey opens the Account svc-g on key, credits it 64 times (a full
+// window, 64 rights), and fills the key to room bytes below store.MaxValue.
+func fullKey(t *testing.T, st store.Siblings, key string, room int) *bounded.Account {
+	t.Helper()
+	g := sizeOpen(t, st, key, "svc-g")
+	for j := range 64 {
+		if _, err := g.Credit(sizeCtx, crdt.TxnID(fmt.Sprintf("g-%03d", j)), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fillKey(t, st, key, room)
+	return g
+}
+
 func sizeOpen(t *testing.T, st store.Siblings, key, actor string) *bounded.Account {
 	t.Helper()
 	a, err := bounded.Open(st, key, bounded.AccountOptions{Actor: crdt.ActorID(actor), RetryCount: 1})
@@ -189,13 +203,7 @@ func TestFullKeyRefusesANewAccount(t *testing.T) {
 	}
 	st := memory.NewSiblings()
 	const key = "acct/full"
-	g := sizeOpen(t, st, key, "svc-g")
-	for j := 0; j < 64; j++ {
-		if _, err := g.Credit(sizeCtx, crdt.TxnID(fmt.Sprintf("g-%03d", j)), 1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fillKey(t, st, key, 20)
+	g := fullKey(t, st, key, 20)
 	before := sizeSnapshot(t, st, key)
 
 	n := sizeOpen(t, st, key, "svc-n")
@@ -238,13 +246,7 @@ func TestGrantsThatDoNotFitWait(t *testing.T) {
 	for room := 20; room <= 60; room++ {
 		st := memory.NewSiblings()
 		const key = "acct/req"
-		g := sizeOpen(t, st, key, "svc-g")
-		for j := 0; j < 64; j++ {
-			if _, err := g.Credit(sizeCtx, crdt.TxnID(fmt.Sprintf("g-%03d", j)), 1); err != nil {
-				t.Fatal(err)
-			}
-		}
-		fillKey(t, st, key, room)
+		g := fullKey(t, st, key, room)
 		if _, err := g.Credit(sizeCtx, "g-100", 1); err != nil {
 			t.Fatalf("room %d: a credit before any request: %v", room, err)
 		}
@@ -318,13 +320,7 @@ func TestLimitSiblingsWhoseUnionPassesTheStoresLimit(t *testing.T) {
 	}
 	st := memory.NewSiblings()
 	const key = "acct/union"
-	g := sizeOpen(t, st, key, "svc-g")
-	for j := 0; j < 64; j++ {
-		if _, err := g.Credit(sizeCtx, crdt.TxnID(fmt.Sprintf("g-%03d", j)), 1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fillKey(t, st, key, 1700) // room for x's six credits (~1.6 KB) or y's one, not both
+	g := fullKey(t, st, key, 1700) // room for x's six credits (~1.6 KB) or y's one, not both
 	vals, tok, err := st.Fetch(sizeCtx, key)
 	if err != nil {
 		t.Fatal(err)
@@ -389,13 +385,7 @@ func TestLimitAWriteThatLengthensAnEntryOnAFullKey(t *testing.T) {
 	}
 	st := memory.NewSiblings()
 	const key = "acct/full0"
-	g := sizeOpen(t, st, key, "svc-g")
-	for j := 0; j < 64; j++ {
-		if _, err := g.Credit(sizeCtx, crdt.TxnID(fmt.Sprintf("g-%03d", j)), 1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fillKey(t, st, key, 0)
+	g := fullKey(t, st, key, 0)
 	if _, err := g.Credit(sizeCtx, "g-064", 1); err != nil {
 		t.Errorf("a credit that keeps the entry's length: %v", err)
 	}
