@@ -258,6 +258,10 @@ func Restore(ctx context.Context, r io.Reader, dir string) (n int64, err error) 
 			return n, fmt.Errorf("embedded: restore: the copy (%d bytes) does not verify: %w", n, err)
 		}
 	}
+	// A ctx ended while the copy was checked ends the restore too.
+	if err = ctx.Err(); err != nil {
+		return n, err
+	}
 	// os.Remove takes only an empty directory, and os.Rename refuses to
 	// replace one that exists, so a store put into dir meanwhile is not
 	// overwritten either.

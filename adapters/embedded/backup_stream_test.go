@@ -228,3 +228,37 @@ func TestBackupHandlerRefusals(t *testing.T) {
 	_, err := db.WriteBackup(context.Background(), io.Discard)
 	wantErr(t, err, embedded.ErrClosed)
 }
+
+// cancelAtEOF cancels a context when its reader is read to the end: the
+// copy is whole, and the context ends while Restore checks it.
+type cancelAtEOF struct {
+	r      io.Reader
+	cancel context.CancelFunc
+}
+
+func (c cancelAtEOF) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err == io.EOF {
+		c.cancel()
+	}
+	return n, err
+}
+
+// TestRestoreStopsWithItsContext: a context that ends while Restore checks
+// a whole copy ends the restore with its error before the copy becomes
+// dir, and leaves nothing behind (a command interrupted then writes
+// nothing).
+func TestRestoreStopsWithItsContext(t *testing.T) {
+	good := streamOf(t, "v", 50)
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "restored")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := embedded.Restore(ctx, cancelAtEOF{bytes.NewReader(good), cancel}, dir)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Restore with its context ended during the check: %v, want context.Canceled", err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Fatalf("left behind: %v", entries)
+	}
+}
