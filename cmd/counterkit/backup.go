@@ -44,9 +44,10 @@ and the command downloads URL (http://HOST/debug/counterkit/backup: one
 moment of the store, taken while the service writes) into a new directory
 beside BACKUPDIR, opens it, which checks the whole file, and verifies it
 (DB.Verify), and only then renames it to BACKUPDIR (embedded.Restore). A
-download cut short or damaged, or interrupted (SIGINT, SIGTERM, SIGHUP),
-is refused and leaves nothing behind; one killed outright (SIGKILL)
-leaves its directory (.BACKUPDIR.restore-*), which you remove.
+download cut short or damaged, or interrupted (SIGINT, SIGTERM, SIGHUP)
+before the checked copy is renamed, is refused and leaves nothing behind;
+one killed outright (SIGKILL) leaves its directory (.BACKUPDIR.restore-*),
+which you remove.
 `
 
 // backuper is an embedded store that can copy itself while in use.
@@ -221,6 +222,9 @@ func backupFrom(ctx context.Context, from, to string) (*backupResult, error) {
 	}
 	keys, err := listEmbedded(ctx, to, listOptions{})
 	if err != nil {
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w: the download from %s was interrupted after its copy, checked, became %s: that backup is whole, but its keys were not listed", crdt.ErrUnavailable, from, to)
+		}
 		return nil, fmt.Errorf("the backup in %s does not list: %w", to, err)
 	}
 	return &backupResult{From: from, To: to, Keys: len(keys.Keys), Bytes: n}, nil

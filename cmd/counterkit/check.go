@@ -283,7 +283,10 @@ func checkEmbeddedIsolated(ctx context.Context, dir string) (*checkReport, error
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(os.Environ(), verifyChildEnv+"="+dir)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
+	wait, err := startChild(cmd)
+	if err == nil {
+		err = wait()
+	}
 	switch {
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("%w: the check did not finish within -timeout and was stopped (a damaged file can make the engine loop)", crdt.ErrUnavailable)

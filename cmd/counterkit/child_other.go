@@ -2,9 +2,16 @@
 
 package main
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 // tieToParent does nothing where the kernel cannot end a child with its
 // parent: there a child of a killed command runs to its end (its
 // interruptions are still passed on, runIsolated).
 func tieToParent(cmd *exec.Cmd) {}
+
+// reraise does nothing here: the command exits with its status, 128 and
+// the signal's number for one that stopped its child.
+func reraise(sig os.Signal) {}

@@ -101,12 +101,7 @@ func isolate(args []string) bool {
 // recover reaches (a fault in a goroutine of its own, a stack overflow):
 // the child then dies, and the command reports the damage, with the
 // sentinel, and exits 1 rather than with the runtime's status 2, the usage
-// code.
-//
-// The child ends with the command: an interrupt, termination or hangup the
-// command receives is passed on to it, and on Linux the kernel kills it
-// when the command dies (tieToParent), so that it does not go on writing
-// and holding the store's lock.
+// code. The child ends with the command (startChild).
 func runIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	exe, err := os.Executable()
 	if err != nil {
@@ -115,26 +110,14 @@ func runIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), isolatedEnv+"=1")
 	cmd.Stdin, cmd.Stdout = stdin, stdout
-	tieToParent(cmd)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		return run(args, stdin, stdout, stderr)
 	}
-	// The thread that starts the child stays until it ends (tieToParent).
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
+	wait, err := startChild(cmd)
+	if err != nil {
 		return run(args, stdin, stdout, stderr)
 	}
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	go func() {
-		for sig := range signals {
-			_ = cmd.Process.Signal(sig)
-		}
-	}()
-	defer close(signals)       // after Stop, which ends the sends
-	defer signal.Stop(signals) // first
 	crash := ""
 	sc := bufio.NewScanner(pipe)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -148,7 +131,7 @@ func runIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	_, _ = io.Copy(io.Discard, pipe)
-	err = cmd.Wait()
+	err = wait()
 	var exit *exec.ExitError
 	var sig syscall.Signal
 	if errors.As(err, &exit) {
@@ -168,6 +151,55 @@ func runIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	default:
 		return fail(stderr, args[0], fmt.Errorf("%w: %v", crdt.ErrUnavailable, err))
 	}
+}
+
+// stopSignals are the signals that stop a command from outside, which it
+// passes on to its child (startChild).
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// startChild starts cmd as the command's child, tied to it, so that it
+// does not go on writing and holding the store's lock once the command is
+// gone: a stop signal the command receives is passed on to the child, and
+// on Linux the kernel kills the child when the command dies (tieToParent,
+// from a thread kept until the child ends). wait waits for the child; then,
+// if the command received a stop signal, it ends the command by that
+// signal (reraise), as a shell expects of an interrupted command: a script
+// looping over commands stops at Ctrl-C. Call wait from the goroutine that
+// called startChild.
+func startChild(cmd *exec.Cmd) (wait func() error, err error) {
+	tieToParent(cmd)
+	runtime.LockOSThread()
+	if err := cmd.Start(); err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, stopSignals...)
+	got := make(chan os.Signal, 1) // the first stop signal received
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for sig := range signals {
+			select {
+			case got <- sig:
+			default:
+			}
+			_ = cmd.Process.Signal(sig)
+		}
+	}()
+	return func() error {
+		err := cmd.Wait()
+		signal.Stop(signals) // no send after it
+		close(signals)
+		<-done
+		runtime.UnlockOSThread()
+		select {
+		case sig := <-got:
+			reraise(sig)
+		default:
+		}
+		return err
+	}, nil
 }
 
 // crashStart reports whether a line of standard error starts the Go
