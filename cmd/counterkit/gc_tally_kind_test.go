@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
 )
@@ -39,4 +41,17 @@ func TestGCTallyWrongKind(t *testing.T) {
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, errOut, `shard "zz-damaged"`)
 	require.Contains(t, errOut, "(crdt.ErrCorruptEncoding)")
+}
+
+// TestJoinActorsStaysShort: a gc tally line names at most maxListed shards
+// and counts the rest, so that folding a million shards prints a line, not
+// megabytes.
+func TestJoinActorsStaysShort(t *testing.T) {
+	ids := make([]crdt.ActorID, maxListed+2)
+	for i := range ids {
+		ids[i] = crdt.ActorID(fmt.Sprintf("s%02d", i))
+	}
+	require.Equal(t, "s00, s01, s02, s03, s04, s05, s06, s07, s08, s09", joinActors(ids[:maxListed]))
+	require.Equal(t, "s00, s01, s02, s03, s04, s05, s06, s07, s08, s09, and 2 more", joinActors(ids))
+	require.Equal(t, "", joinActors(nil))
 }

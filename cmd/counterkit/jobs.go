@@ -386,13 +386,21 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jo
 	}
 }
 
+// joinActors lists ids, the first maxListed of them and how many more,
+// so that a line stays short whatever the number of shards.
 func joinActors(ids []crdt.ActorID) string {
-	s := make([]string, len(ids))
-	for i, id := range ids {
-		s[i] = string(id)
+	s := make([]string, 0, min(len(ids), maxListed)+1)
+	for _, id := range ids[:min(len(ids), maxListed)] {
+		s = append(s, string(id))
+	}
+	if more := len(ids) - maxListed; more > 0 {
+		s = append(s, fmt.Sprintf("and %d more", more))
 	}
 	return strings.Join(s, ", ")
 }
+
+// maxListed is the most shards a job's line names.
+const maxListed = 10
 
 func tallyGC[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, key string, cfg tally.Options, dry bool) (tally.GCPlan, error) {
 	c, err := tally.New[A](st, key, cfg)
