@@ -75,8 +75,9 @@
 //     refused with crdt.ErrTooLarge and changes nothing stored. Ledgers
 //     that could not see each other can each write within that and leave
 //     siblings whose union is above it: every Update of the key then
-//     fails, and Find (or Land), run once per RetireAfter/8, writes it again
-//     once retiring idle writers makes it fit (SPEC.md 6.11, "Size").
+//     fails, and Find (or Land), run once per RetireAfter/8, writes it
+//     again once retiring idle writers makes it fit (SPEC.md 6.11,
+//     "Size").
 //   - A Ledger deletes no record: each transaction keeps its key until
 //     ExpireAllRecords, run on a timer over a store that lists its keys
 //     (the embedded and memory stores; `counterkit gc records` on a
