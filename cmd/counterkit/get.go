@@ -10,6 +10,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -43,6 +44,12 @@ merge of all of them, computed by the counter's own driver (ledger.Value,
 statestore.Load, bounded's Merge) on exactly the siblings printed. A
 ledger, gcounter or pncounter value past int64, which the driver's Value
 refuses (crdt.ErrOverflow), is printed exact, from the merged state.
+With -txn ID (-type ledger) get also prints what the merged state holds of
+that transaction (unknown, in history or folded, and the copy that counts)
+and the records of it in the same store, each decoded: the key's, and for a
+key of the form ACCOUNT/N (a Sharded account's sub-key) ACCOUNT's, where a
+Sharded account keeps them. Records kept in a store of their own
+(ledger.Options.Records) are not read.
 
 A balance.Transactions account (-type transactions; embedded and
 cassandra): KEY is the account; its layout is read from its marker
@@ -94,6 +101,38 @@ type GetResult struct {
 	Siblings     []*Description `json:"siblings,omitempty"`
 	// Rows are the stored rows (partition keys).
 	Rows []RowDescription `json:"rows,omitempty"`
+	// Transaction is what the key holds of one transaction (-txn).
+	Transaction *TxnReport `json:"transaction,omitempty"`
+}
+
+// TxnReport is what a ledger key holds of one transaction: where the merge
+// of its siblings knows it, the copy that counts, and its records in the
+// same store (SPEC.md 6.11).
+type TxnReport struct {
+	ID string `json:"id"`
+	// Status is the merged state's tpncounter.Status of the id: "unknown",
+	// "in history" or "folded".
+	Status string `json:"status"`
+	// Owner is the copy that counts, when the state holds the id.
+	Owner *TxnCopy `json:"owner,omitempty"`
+	// Records are the record keys read, each with its siblings decoded:
+	// the key's own and, for a key that may be a Sharded account's
+	// sub-key (ACCOUNT/N), the account's.
+	Records []TxnRecords `json:"records"`
+}
+
+// TxnCopy is a copy of a transaction a writer's entry holds.
+type TxnCopy struct {
+	Writer string `json:"writer"`
+	Amount int64  `json:"amount"`
+	Folded bool   `json:"folded"`
+}
+
+// TxnRecords are the siblings stored under one record key.
+type TxnRecords struct {
+	Account string         `json:"account"`
+	Key     string         `json:"key"`
+	Records []*Description `json:"records"`
 }
 
 // RowDescription is one stored row of a partition key.
@@ -185,6 +224,7 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	opts := addDecodeFlags(fs)
 	maxRows := fs.Int("max-rows", balance.MaxBacklogRows, "partition keys: the most rows read (at least 1); -type transactions: its reads' BacklogRows")
 	complete := fs.Bool("complete", false, "partition keys: read completely (store.ReadComplete; Cassandra: ALL) instead of at the ordinary level (QUORUM)")
+	txn := fs.String("txn", "", "-type ledger: also print what the key holds of this transaction id, and its records in the same store")
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
@@ -198,7 +238,8 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 		invalidIf(*typ == "transactions" && *maxRows < balance.MaxRows, "-max-rows is -type transactions' BacklogRows, at least %d, not %d", balance.MaxRows, *maxRows),
 		invalidIf(!isSibling && !isPartition, "-type must be one of %s, not %q", strings.Join(slices.Concat(siblingTypes, partitionTypes, []string{"transactions"}), ", "), *typ),
 		invalidIf(isPartition && spec.kind == "riak", "riak holds sibling keys only, not %s", *typ),
-		cli.Usage(crdt.ValidateKey("key", key))); err != nil {
+		invalidIf(fs.Changed("txn") && *typ != "ledger", "-txn applies to -type ledger only, not %s", *typ),
+		cli.Usage(crdt.ValidateKey("key", key)), checkTxnFlag(fs.Changed("txn"), *txn)); err != nil {
 		return fail(stderr, "get", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout+30*time.Second)
@@ -211,7 +252,11 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	res := &GetResult{Store: spec.String(), Key: key, Type: *typ}
 	switch {
 	case isSibling:
-		err = getSiblings(ctx, b.siblings, key, *typ, o, res)
+		var id *crdt.TxnID
+		if fs.Changed("txn") {
+			id = ptr(crdt.TxnID(*txn))
+		}
+		err = getSiblings(ctx, b.siblings, key, *typ, o, id, res)
 	case *typ == "transactions":
 		err = getTransactions(ctx, b.partitions, key, *maxRows, res)
 	default:
@@ -272,7 +317,7 @@ var typeTags = map[string]crdt.TypeTag{
 	"bounded":   crdt.TagBounded,
 }
 
-func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o decodeOpts, res *GetResult) error {
+func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o decodeOpts, txn *crdt.TxnID, res *GetResult) error {
 	opts := o.counter
 	values, err := fetchSiblings(ctx, st, key)
 	if err != nil {
@@ -318,6 +363,11 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 		if res.Value == nil {
 			res.Value = state.(*tpncounter.Counter).BigValue()
 		}
+		if txn != nil {
+			if res.Transaction, err = txnReport(ctx, st, key, *txn, state.(*tpncounter.Counter), o); err != nil {
+				return err
+			}
+		}
 	case "gcounter":
 		c, err := statestore.Load[gcounter.Counter](ctx, frozen, key)
 		if err != nil {
@@ -349,6 +399,49 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 		err = fmt.Errorf("the merge of %d siblings: %w", len(values), err)
 	}
 	return err
+}
+
+// checkTxnFlag refuses a -txn that is given and not a valid transaction id:
+// a usage error wrapping crdt.ErrInvalidTxnID.
+func checkTxnFlag(given bool, txn string) error {
+	if !given {
+		return nil
+	}
+	return cli.Usage(crdt.TxnID(txn).Validate())
+}
+
+// txnReport reports what ledger key key holds of txn: state's (the merge
+// of its siblings) status and owner of it, and the siblings of its record
+// keys in st: key's and, when key has the form of a Sharded account's
+// sub-key (ACCOUNT/N, N in 0..MaxShards-1), ACCOUNT's.
+func txnReport(ctx context.Context, st store.Siblings, key string, txn crdt.TxnID, state *tpncounter.Counter, o decodeOpts) (*TxnReport, error) {
+	r := &TxnReport{ID: string(txn), Status: state.Status(txn).String(), Records: []TxnRecords{}}
+	if c, ok := state.Owner(txn); ok {
+		r.Owner = &TxnCopy{Writer: string(c.Actor), Amount: c.Amount, Folded: c.Folded}
+	}
+	accounts := []string{key}
+	if i := strings.LastIndexByte(key, '/'); i > 0 {
+		if n, err := strconv.Atoi(key[i+1:]); err == nil && n >= 0 && n < ledger.MaxShards && key[i+1:] == strconv.Itoa(n) {
+			accounts = append(accounts, key[:i])
+		}
+	}
+	for _, account := range accounts {
+		rk := ledger.RecordKey(account, txn)
+		recs, _, err := st.Fetch(ctx, rk)
+		if err != nil {
+			return nil, err
+		}
+		tr := TxnRecords{Account: account, Key: rk, Records: []*Description{}}
+		for i, v := range slices.SortedFunc(slices.Values(recs), bytes.Compare) {
+			d, err := Describe(v, o)
+			if err != nil {
+				return nil, fmt.Errorf("record key %s, sibling %d of %d: %w", rk, i+1, len(recs), err)
+			}
+			tr.Records = append(tr.Records, d)
+		}
+		r.Records = append(r.Records, tr)
+	}
+	return r, nil
 }
 
 // fetchSiblings fetches the siblings of key, or fails with crdt.ErrNotFound.
@@ -610,5 +703,22 @@ func (r *GetResult) writeTable(w io.Writer) {
 	}
 	for _, row := range r.Rows {
 		section("row "+row.Row, row.State)
+	}
+	if t := r.Transaction; t != nil {
+		fmt.Fprintf(w, "\ntransaction %s\n", t.ID)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  status\t%s\n", t.Status)
+		if o := t.Owner; o != nil {
+			fmt.Fprintf(tw, "  owner\t%s, amount %d, folded %t\n", o.Writer, o.Amount, o.Folded)
+		}
+		for _, rs := range t.Records {
+			fmt.Fprintf(tw, "  records of %s\t%d (%s)\n", rs.Account, len(rs.Records), rs.Key)
+		}
+		tw.Flush()
+		for _, rs := range t.Records {
+			for i, d := range rs.Records {
+				section(fmt.Sprintf("record %d of %d of %s", i+1, len(rs.Records), rs.Account), d)
+			}
+		}
 	}
 }

@@ -187,7 +187,7 @@ func TestGetListsSiblingsInByteOrder(t *testing.T) {
 			require.NoError(t, st.Put(ctx, "acct", crdt.ActorID(fmt.Sprint("w", i)), states[i], nil))
 		}
 		var res GetResult
-		require.NoError(t, getSiblings(ctx, st, "acct", "ledger", decodeOpts{}, &res))
+		require.NoError(t, getSiblings(ctx, st, "acct", "ledger", decodeOpts{}, nil, &res))
 		outs = append(outs, res)
 	}
 	require.Equal(t, outs[0], outs[1])
