@@ -306,7 +306,10 @@ func (l *Ledger) cycle(group []*call) {
 			// Each member counts the failures of the attempts it took
 			// part in (every member starts with the cycle).
 			c.event.Refused, c.event.Ambiguous = l.stats.failedIn(c.res.Attempts)
-			if c.early { // no attempt: as a call refused before it wrote
+			// No attempt (a call refused before it wrote), or a failure
+			// after the last attempt (the record's Fetch or Put, step 3):
+			// the call's error says how its last attempt ended.
+			if c.early || c.event.Refused+c.event.Ambiguous == 0 && c.err != nil {
 				e := refusal(c.err)
 				c.event.Refused, c.event.Ambiguous = e.Refused, e.Ambiguous
 			}

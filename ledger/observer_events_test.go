@@ -432,3 +432,40 @@ func TestObserverReadReportsSize(t *testing.T) {
 		require.Equal(t, len(sibs[0]), evs[0].Bytes, "%s: the state read", name)
 	}
 }
+
+// A call whose key's Put landed and whose record's Put then failed ends
+// with that failure, and counts it as its last attempt's (observe.Event:
+// Ambiguous and Refused count the attempts that ended so): a record Put
+// lost is ambiguous, one refused (every resend too) refused. Before, both
+// calls reported 0, and an operator counting ambiguous or refused writes
+// missed them (review of stop 101).
+func TestObserverRecordWriteFailuresCounted(t *testing.T) {
+	ctx := context.Background()
+	tr := &obstest.Tracker{}
+	fault := faulty.Pass
+	fs := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{Policy: func(c faulty.Call) faulty.Fault {
+		if c.Method == faulty.MethodPut && ledger.IsRecordKey(c.Key) {
+			return fault
+		}
+		return faulty.Pass
+	}})
+	l := obsLedger(t, fs, tr, ledger.Options{RetryCount: 1})
+	for _, tc := range []struct {
+		fault              faulty.Fault
+		sentinel           error
+		ambiguous, refused int
+	}{
+		{faulty.Lose, crdt.ErrAmbiguousWrite, 1, 0},
+		{faulty.Refuse, crdt.ErrUnavailable, 0, 1},
+	} {
+		tr.Reset()
+		fault = tc.fault
+		_, err := l.Credit(ctx, crdt.TxnID(fmt.Sprintf("t-%v", tc.fault)), 10)
+		require.ErrorIs(t, err, tc.sentinel)
+		evs := tr.Events("ledger")
+		require.Len(t, evs, 1)
+		require.Equal(t, 1, evs[0].Attempts, "the key's Put landed at once")
+		require.Equal(t, tc.ambiguous, evs[0].Ambiguous, "%v: %v", tc.fault, err)
+		require.Equal(t, tc.refused, evs[0].Refused, "%v: %v", tc.fault, err)
+	}
+}
