@@ -413,7 +413,13 @@ func (st *sendStats) readFailed(err error) {
 // nothing (a read, a flush with nothing staged or refused before it
 // wrote) made one attempt.
 func event(st sendStats, err error) observe.Event {
-	return observe.Event{Err: err, Attempts: max(st.attempts, 1), Ambiguous: st.ambiguous, Refused: st.refused}
+	e := observe.Event{Err: err, Attempts: max(st.attempts, 1), Ambiguous: st.ambiguous, Refused: st.refused}
+	if errors.Is(err, ErrUnresolved) {
+		// Refused before it wrote, whatever ErrUnresolved wraps: the
+		// write in doubt is an earlier call's.
+		e.Outcome = observe.Invalid
+	}
+	return e
 }
 
 // send runs write up to 1+Retries times until it succeeds, stopping with
@@ -426,7 +432,12 @@ func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func(
 	ambiguous := false
 	for attempt := 0; attempt <= c.cfg.Retries; attempt++ {
 		if stillOK != nil && !stillOK() {
-			last = errLate
+			if retry.Classify(last) == retry.Refused {
+				// The last attempt was refused: its kind stays (SPEC.md 10.1).
+				last = fmt.Errorf("%w; the last attempt: %w", errLate, last)
+			} else {
+				last = errLate
+			}
 			break
 		}
 		if err := ctx.Err(); err != nil {
@@ -437,10 +448,10 @@ func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func(
 		err := write()
 		if st != nil {
 			st.attempts++
-			switch {
-			case errors.Is(err, crdt.ErrAmbiguousWrite):
+			switch retry.Classify(err) { // an error the store did not classify is ambiguous
+			case retry.Ambiguous:
 				st.ambiguous++
-			case errors.Is(err, crdt.ErrUnavailable):
+			case retry.Refused:
 				st.refused++
 			}
 		}

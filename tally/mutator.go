@@ -19,7 +19,8 @@ import (
 // write's outcome is unknown: call Retry or Abandon first. It wraps
 // crdt.ErrAmbiguousWrite, as that earlier write is, but the call that
 // returns it staged nothing: its update is not counted by any Retry, so
-// apply it again once the earlier write is resolved.
+// apply it again once the earlier write is resolved. An Observer sees such
+// a call as refused (outcome invalid), not as ambiguous.
 var ErrUnresolved = fmt.Errorf("%w: tally: an earlier write is unresolved; call Retry or Abandon", crdt.ErrAmbiguousWrite)
 
 // Mutator owns one shard of a counter and overwrites it with its full

@@ -68,6 +68,10 @@ func TestTallyOutcomes(t *testing.T) {
 	fs.SetPolicy(faulty.Only(faulty.Script(faulty.Lose), faulty.MethodApply))
 	require.NoError(t, m.Stage(obsAdd(1)))
 	check("lost then landed", func() error { return m.Flush(ctx) }, "flush", observe.OK, 2, 1, 0)
+	// An error the store did not classify may hide a landed write: each
+	// such send counts as ambiguous, as the call's error says.
+	fs.SetPolicy(faulty.Only(faulty.Script(faulty.Unclassified), faulty.MethodApply))
+	check("unclassified, resent", func() error { return m.Update(ctx, obsAdd(1)) }, "flush", observe.OK, 2, 1, 0)
 	fs.SetPolicy(nil)
 
 	canceled, cancel := context.WithCancel(ctx)
@@ -127,7 +131,8 @@ func TestTallyUpdateRefusedIsReported(t *testing.T) {
 		call    func() error
 		outcome string
 	}{
-		{"unresolved", func() error { return m.Update(ctx, obsAdd(1)) }, observe.Ambiguous},
+		// Refused before it wrote: its update is not the write in doubt.
+		{"unresolved", func() error { return m.Update(ctx, obsAdd(1)) }, observe.Invalid},
 		{"fn fails", func() error {
 			m2, err := c.NewMutator()
 			require.NoError(t, err)
