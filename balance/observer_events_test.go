@@ -55,6 +55,15 @@ func TestAccountsEventPerCallWithOutcome(t *testing.T) {
 	check("empty batch", func() error { return ac.Apply(ctx, nil) }, "add", observe.OK, 0, 0)
 	fs.SetPolicy(faulty.Only(faulty.Script(faulty.LoseAck), faulty.MethodApply))
 	check("lost ack", add(ctx, "a", timeid.New(now), 1), "add", observe.Ambiguous, 0, 1)
+	// An error the store did not classify may hide a landed write
+	// (store.Partitions): the call's error wraps crdt.ErrAmbiguousWrite.
+	fs.SetPolicy(faulty.Only(faulty.Script(faulty.Unclassified), faulty.MethodApply))
+	check("unclassified", func() error {
+		err := ac.Add(ctx, "a", timeid.New(now), 1)
+		require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+		require.ErrorIs(t, err, faulty.ErrUnclassified)
+		return err
+	}, "add", observe.Ambiguous, 0, 1)
 	fs.SetPolicy(nil)
 	check("balance", func() error { _, err := ac.Balance(ctx, "a"); return err }, "read", observe.OK, 0, 0)
 	fs.SetPolicy(faulty.Only(faulty.Script(faulty.Refuse), faulty.MethodSnapshot))

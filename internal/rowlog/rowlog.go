@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/retry"
 	"github.com/counterkit/counterkit/internal/stamp"
 	"github.com/counterkit/counterkit/internal/wire"
 	"github.com/counterkit/counterkit/observe"
@@ -73,7 +74,7 @@ func (t *Table[R]) Write(ctx context.Context, muts []store.Mutation) error {
 	if t.Consecutive {
 		n, step = len(muts), 1
 	} else if !slices.ContainsFunc(muts, func(m store.Mutation) bool { return m.Timestamp == 0 }) {
-		return t.Store.Apply(ctx, muts)
+		return written(t.Store.Apply(ctx, muts))
 	}
 	ts := stamp.Reserve(t.Clock(), n)
 	for i := range muts {
@@ -81,7 +82,17 @@ func (t *Table[R]) Write(ctx context.Context, muts []store.Mutation) error {
 			muts[i].Timestamp = ts + step*int64(i)
 		}
 	}
-	return t.Store.Apply(ctx, muts)
+	return written(t.Store.Apply(ctx, muts))
+}
+
+// written returns the error of a store write, wrapping crdt.ErrAmbiguousWrite
+// when the store did not classify it: such a write may have landed
+// (store.Partitions), and the caller and an Observer see it as ambiguous.
+func written(err error) error {
+	if retry.Classify(err) == retry.Ambiguous {
+		return retry.AmbiguousErr(err)
+	}
+	return err
 }
 
 // Update is one row of a batch, addressed to one partition.
