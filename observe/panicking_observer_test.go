@@ -91,3 +91,39 @@ func TestPanickingObserverPanicsAfterTheOperation(t *testing.T) {
 		require.Equal(t, int64(5), v)
 	})
 }
+
+// startPanics is a Starter whose first Start panics, as a tracer provider
+// with a bug would when an operation begins.
+type startPanics struct {
+	armed bool
+	ended int
+}
+
+func (p *startPanics) Observe(context.Context, observe.Event) { p.ended++ }
+
+func (p *startPanics) Start(ctx context.Context, _ observe.Event) (context.Context, func(observe.Event)) {
+	if p.armed {
+		p.armed = false
+		panic("tracer exploded")
+	}
+	return ctx, nil
+}
+
+// A Starter that panics as the operation begins makes it panic too, once
+// it is done, as a panicking Observer does (observe's package doc): the
+// write lands and counts once. Before, the panic went on at once and the
+// operation never ran (review of stop 101).
+func TestPanickingStarterPanicsAfterTheOperation(t *testing.T) {
+	ctx := context.Background()
+	obs := &startPanics{armed: true}
+	l, err := ledger.New(memory.NewSiblings(), "acct-1", ledger.Options{Actor: "api-1", Observer: obs})
+	require.NoError(t, err)
+	require.Equal(t, "tracer exploded", recovered(func() { _, _ = l.Update(ctx, "t1", 7) }))
+	require.Zero(t, obs.ended, "the operation's panic replaces its event")
+	v, err := l.Value(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(7), v, "the update ran before the panic went on")
+	r, err := l.Update(ctx, "t1", 7)
+	require.NoError(t, err)
+	require.Equal(t, tpncounter.Duplicate, r.Outcome)
+}

@@ -25,6 +25,9 @@ type Operation struct {
 	component, op, system string
 	start                 time.Time
 	ended                 bool
+	// panicked is what the Starter's Start panicked with, raised again
+	// by End once the operation is done (nil: none).
+	panicked any
 }
 
 // Start begins an operation of component (such as "ledger") named op (such
@@ -46,10 +49,22 @@ func (c calls) start(ctx context.Context, name string) (context.Context, Operati
 	e := Event{Component: c.component, Op: name, System: c.system, Start: time.Now()}
 	op := Operation{o: c.o, component: e.Component, op: e.Op, system: e.System, start: e.Start}
 	if s, ok := c.o.(Starter); ok {
-		ctx, op.end = s.Start(ctx, e)
+		ctx, op.end = startOf(s, ctx, e, &op.panicked)
 	}
 	op.ctx = ctx
 	return ctx, op
+}
+
+// startOf returns s.Start(ctx, e), or ctx and no end when it panics, what
+// it panicked with then in *panicked: the operation runs, and its End
+// panics with it (see Observer).
+func startOf(s Starter, ctx context.Context, e Event, panicked *any) (octx context.Context, end func(Event)) {
+	defer func() {
+		if p := recover(); p != nil {
+			*panicked, octx, end = p, ctx, nil
+		}
+	}()
+	return s.Start(ctx, e)
 }
 
 // Observed reports whether the operation has an Observer.
@@ -64,6 +79,9 @@ func (op *Operation) End(e Event) {
 		return
 	}
 	op.ended = true
+	if op.panicked != nil {
+		panic(op.panicked)
+	}
 	e.Component, e.Op, e.System, e.Start = op.component, op.op, op.system, op.start
 	e.Duration = time.Since(e.Start)
 	if e.Outcome == "" {
