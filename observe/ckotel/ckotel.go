@@ -62,7 +62,9 @@
 //	counterkit.gc.lag              histogram  s: how far behind a GC or merge ran (positive lags; a negative one is on the span only)
 //	counterkit.state.actors        gauge      actors in the ledger state last written or read
 //
-// and for both (with the attributes of each):
+// The two gauges carry counterkit.component alone: each holds the last
+// state read or written, whatever the operation and its outcome. And for
+// both (with the attributes of each):
 //
 //	counterkit.state.bytes         histogram  By: bytes written or read
 //
@@ -367,12 +369,16 @@ func (b *bridge) record(ctx context.Context, e observe.Event) {
 	if e.Lag > 0 {
 		b.lag.Record(ctx, e.Lag.Seconds(), set)
 	}
+	// A state gauge holds the last state read or written, whatever the
+	// call: one series per component. Split by operation or outcome, a
+	// series would keep an older state's value for good.
+	state := metric.WithAttributeSet(attribute.NewSet(ComponentKey.String(e.Component)))
 	actors, conflicts := stateGauges(e)
 	if actors {
-		b.actors.Record(ctx, int64(e.Actors), set)
+		b.actors.Record(ctx, int64(e.Actors), state)
 	}
 	if conflicts {
-		b.conflicts.Record(ctx, int64(e.Conflicts), set)
+		b.conflicts.Record(ctx, int64(e.Conflicts), state)
 	}
 }
 
