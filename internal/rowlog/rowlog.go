@@ -67,6 +67,12 @@ func (t *Table[R]) Ready(ctx context.Context, partition string) error {
 // carry a timestamp take none from the clock, unless the table is
 // Consecutive (each mutation then takes its slot).
 func (t *Table[R]) Write(ctx context.Context, muts []store.Mutation) error {
+	return t.writeAt(ctx, muts, time.Time{})
+}
+
+// writeAt is Write stamping from now when it is set (Apply's reading: it
+// reads the clock once for the batch), else from the clock's.
+func (t *Table[R]) writeAt(ctx context.Context, muts []store.Mutation, now time.Time) error {
 	if err := t.notDone(ctx); err != nil {
 		return err
 	}
@@ -76,7 +82,10 @@ func (t *Table[R]) Write(ctx context.Context, muts []store.Mutation) error {
 	} else if !slices.ContainsFunc(muts, func(m store.Mutation) bool { return m.Timestamp == 0 }) {
 		return written(t.Store.Apply(ctx, muts))
 	}
-	ts := stamp.Reserve(t.Clock(), n)
+	if now.IsZero() {
+		now = t.Clock()
+	}
+	ts := stamp.Reserve(now, n)
 	for i := range muts {
 		if muts[i].Timestamp == 0 {
 			muts[i].Timestamp = ts + step*int64(i)
@@ -138,7 +147,7 @@ func (t *Table[R]) apply(ctx context.Context, ups []Update[R], out []store.Mutat
 			out = append(out, m)
 		}
 	}
-	return t.Write(ctx, out)
+	return t.writeAt(ctx, out, now)
 }
 
 // Snapshot reads partition as one snapshot of at most limit rows and
