@@ -39,7 +39,8 @@
 //     the deleting process's clock gives: an update a process whose clock
 //     is behind acknowledges within FutureSkew after a Delete may be lost,
 //     and one a process whose clock is ahead acknowledged within
-//     FutureSkew before it may outlive it. A merge cell never brings a
+//     FutureSkew before it may outlive it; after its clock steps back,
+//     by up to the step (SPEC.md 10.2). A merge cell never brings a
 //     deleted total back (SPEC.md 8.5, Merge).
 //   - Read cost is the number of updates since the newest merge cell, plus
 //     one: about rate × (Window + SafetyMargin + merge interval). Merge and

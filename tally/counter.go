@@ -433,7 +433,7 @@ func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func(
 	for attempt := 0; attempt <= c.cfg.Retries; attempt++ {
 		if stillOK != nil && !stillOK() {
 			if retry.Classify(last) == retry.Refused {
-				// The last attempt was refused: its kind stays (SPEC.md 10.1).
+				// The last attempt was refused: its kind stays (SPEC.md 7.4).
 				last = fmt.Errorf("%w; the last attempt: %w", errLate, last)
 			} else {
 				last = errLate

@@ -18,7 +18,7 @@ import (
 // A send whose attempts go lost, refused, refused and which then stops at
 // expires_at fails ambiguous_write (the lost attempt), unavailable (the
 // last attempt was refused) and expired (the stop), for Flush, Retry and
-// Abandon alike (SPEC.md 10.1, "Checks and sends"); the stop dropped
+// Abandon alike (SPEC.md 7.4, "Checks and sends"); the stop dropped
 // unavailable (review of stop 101). Without the stop: ambiguous_write and
 // unavailable.
 func TestSendStoppedAfterARefusalKeepsItsKind(t *testing.T) {
