@@ -10,6 +10,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/rowlog"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
@@ -144,7 +145,7 @@ func New(st store.Partitions, opts Options) (*Accounts, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st == nil {
+	if storekit.Nil(st) {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
 	}
 	return &Accounts{t: rowlog.Table[Row]{Name: "balance", Store: st, Clock: o.Clock, Consecutive: true, Decode: decodeRow,

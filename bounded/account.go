@@ -13,6 +13,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/retry"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/internal/txnrec"
 	"github.com/counterkit/counterkit/store"
 )
@@ -145,7 +146,7 @@ type Account struct {
 // ledger account of the same name in the same store would share them:
 // give the two distinct names (SPEC.md 13.5, "Records").
 func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) {
-	if st == nil {
+	if storekit.Nil(st) {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
 	}
 	if err := crdt.ValidateKey("bounded key", key); err != nil {

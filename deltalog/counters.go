@@ -11,6 +11,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/internal/stamp"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
@@ -124,7 +125,7 @@ func New(st store.Partitions, opts Options) (*Counters, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st == nil {
+	if storekit.Nil(st) {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
 	}
 	return &Counters{t: rowlog.Table[Cell]{Name: "deltalog", Store: st, Clock: o.Clock, Decode: decodeRow,

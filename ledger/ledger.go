@@ -16,6 +16,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/retry"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
@@ -583,8 +584,11 @@ func (s *opStats) failedIn(n int) (refused, ambiguous int) {
 // store whose values expire, store.Expiring, and for Options.Records
 // expiring them sooner than RetryWindow plus FutureSkew).
 func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
-	if st == nil {
+	if storekit.Nil(st) {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
+	}
+	if opts.Records != nil && storekit.Nil(opts.Records) {
+		return nil, fmt.Errorf("%w: Options.Records holds a nil store (leave it unset to keep records in the ledger's store)", crdt.ErrInvalidConfig)
 	}
 	if err := checkKey("ledger key", key); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -36,6 +37,9 @@ func Load[V any, T counterPtr[V, T]](ctx context.Context, s store.Siblings, key 
 }
 
 func load[V any, T counterPtr[V, T]](ctx context.Context, s store.Siblings, key string) (T, store.Token, error) {
+	if storekit.Nil(s) {
+		return nil, nil, errNilStore
+	}
 	if err := crdt.ValidateKey("counter key", key); err != nil {
 		return nil, nil, fmt.Errorf("statestore: load: %w", err)
 	}
@@ -56,6 +60,9 @@ func load[V any, T counterPtr[V, T]](ctx context.Context, s store.Siblings, key 
 	return acc, token, nil
 }
 
+// errNilStore refuses a nil store (or one holding a nil pointer).
+var errNilStore = fmt.Errorf("statestore: %w: nil store", crdt.ErrInvalidConfig)
+
 // Save stores c under key as actor beside whatever the key holds,
 // superseding none of it, except on a store that keeps one value per actor
 // (store.Siblings; the Cassandra adapter), where c replaces what actor
@@ -68,6 +75,9 @@ func Save[T Counter[T]](ctx context.Context, s store.Siblings, key string, actor
 }
 
 func save[T Counter[T]](ctx context.Context, s store.Siblings, key string, actor crdt.ActorID, c T, token store.Token) error {
+	if storekit.Nil(s) {
+		return errNilStore
+	}
 	if err := crdt.ValidateKey("counter key", key); err != nil {
 		return fmt.Errorf("statestore: save: %w", err)
 	}
@@ -94,6 +104,9 @@ func save[T Counter[T]](ctx context.Context, s store.Siblings, key string, actor
 // wrap crdt.ErrUnavailable (it may have landed), re-send that with Save
 // rather than calling Update again.
 func Update[V any, T counterPtr[V, T]](ctx context.Context, s store.Siblings, key string, actor crdt.ActorID, fn func(T) error) (T, error) {
+	if storekit.Nil(s) {
+		return nil, errNilStore
+	}
 	if err := actor.Validate(); err != nil {
 		return nil, fmt.Errorf("statestore: update %q: %w", key, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/retry"
 	"github.com/counterkit/counterkit/internal/rowlog"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 )
@@ -121,7 +122,7 @@ type Counter[A Aggregate[A]] struct {
 // aggregate type and the same MaxSkew. Errors wrap ErrInvalidKey or
 // crdt.ErrInvalidConfig.
 func New[A Aggregate[A]](s store.Partitions, key string, cfg Options) (*Counter[A], error) {
-	if s == nil {
+	if storekit.Nil(s) {
 		return nil, fmt.Errorf("%w: tally: nil store", crdt.ErrInvalidConfig)
 	}
 	if err := crdt.ValidateKey("tally key", key); err != nil {

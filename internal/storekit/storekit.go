@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -137,4 +138,20 @@ func Limit(name, partition string, limit int, rows []store.Row, err error) ([]st
 		return nil, fmt.Errorf("%s: partition %q has more than %d rows: %w", name, partition, limit, crdt.ErrTooLarge)
 	}
 	return rows, nil
+}
+
+// Nil reports whether st, a store passed to a constructor, is nil: a nil
+// interface, or one holding a nil pointer, map, slice, func or chan (a
+// store declared and left unset), whose methods would panic at the first
+// call rather than at the constructor, which refuses it.
+func Nil(st any) bool {
+	v := reflect.ValueOf(st)
+	if !v.IsValid() {
+		return true
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }
