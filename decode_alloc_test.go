@@ -2,6 +2,7 @@ package counterkit_test
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"runtime"
 	"testing"
@@ -87,6 +88,24 @@ func TestDecodeAllocation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A merge's state may hold MaxMergedActors actors, more than
+	// Increment's MaxActors: gm and pm are built of merged parts, each
+	// pncounter actor with both counts. Its decoder held to 28 bytes per
+	// input byte (the rows are 6 bytes, each actor in two halves: 25)
+	// merged each row past MaxActors: 57 (review of stop 101).
+	gm, pm := gcounter.New(), pncounter.New()
+	for lo := 0; lo < gcounter.MaxMergedActors; lo += gcounter.MaxActors {
+		gp, pp := gcounter.New(), pncounter.New()
+		for i := lo; i < min(lo+gcounter.MaxActors, gcounter.MaxMergedActors); i++ {
+			a := crdt.ActorID(fmt.Sprint(i))
+			if err := cmp.Or(gp.Increment(a, 1), pp.Apply(a, 2), pp.Apply(a, -1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cmp.Or(gm.Merge(gp), pm.Merge(pp)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	valid := func(m interface{ MarshalBinary() ([]byte, error) }) []byte {
 		b, err := m.MarshalBinary()
 		if err != nil {
@@ -107,6 +126,8 @@ func TestDecodeAllocation(t *testing.T) {
 		{"pncounter rows claimed", envelope("pncounter", 2, n, arr(n)), func(b []byte) error { return pncounter.New().UnmarshalBinary(b) }, false, nil},
 		{"pncounter halves claimed", envelope("pncounter", 1, n, arr(2, n)), func(b []byte) error { return pncounter.New().UnmarshalBinary(b) }, false, nil},
 		{"pncounter tiny rows", valid(p), func(b []byte) error { return pncounter.New().UnmarshalBinary(b) }, true, perByte(16)},
+		{"gcounter merged, most actors", valid(gm), func(b []byte) error { return gcounter.New().UnmarshalBinary(b) }, true, perByte(16)},
+		{"pncounter merged, most actors", valid(pm), func(b []byte) error { return pncounter.New().UnmarshalBinary(b) }, true, perByte(28)},
 		{"tpncounter entries claimed", envelope("tpncounter", 2, n, arr(2, n)), func(b []byte) error { return newTPN().UnmarshalBinary(b) }, false, nil},
 		{"tpncounter entries claimed, merged", envelope("tpncounter", 2, n, arr(2, n)), func(b []byte) error { return newTPN().MergeBinary(b) }, false, nil},
 		{"tpncounter history claimed", history(tpncounter.MaxEntriesPerActor), func(b []byte) error { return newTPN().UnmarshalBinary(b) }, false, nil},

@@ -89,8 +89,11 @@ var (
 
 	// ErrAmbiguousWrite is returned when a write may or may not have landed
 	// (a timeout after send, a connection reset, a 5xx) and retries were
-	// exhausted. Because counterkit writes are idempotent, retrying the same
-	// operation later is always safe.
+	// exhausted. What is safe to send again is each driver's to say: a
+	// ledger call, a deltalog or balance update (same id) and a tally
+	// Mutator's Retry count once; a gcounter or pncounter increment
+	// through statestore.Update is not idempotent: send the state it
+	// returned again with statestore.Save instead (statestore's doc).
 	ErrAmbiguousWrite = errors.New("counterkit: write outcome unknown")
 
 	// ErrUnavailable is returned when the store refused the operation

@@ -86,7 +86,9 @@ func (c *Counter) bodySize() int {
 // with the encoder's shared lengths and a positive count each, version 1
 // positive counts. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
 // ErrTypeMismatch or ErrUnsupportedVersion and leave c unchanged. It
-// allocates at most 16 bytes per input byte (TestDecodeAllocation).
+// allocates at most 16 bytes per input byte for a state of at most
+// gcounter.MaxActors actors, and 28 for the most a merge makes, where every
+// row's actor holds both counts (TestDecodeAllocation: 25).
 func (c *Counter) UnmarshalBinary(data []byte) error {
 	d, version, err := wire.NewDecoder(data, crdt.TagPNCounter, FormatVersion, MaxEncodedSize)
 	if err != nil {
@@ -127,6 +129,7 @@ func decodeRows(d *wire.Decoder) (*Counter, error) {
 		prev       string
 		pLen, nLen int
 		buf        []byte
+		p, m       = adder{g: &out.p}, adder{g: &out.n}
 	)
 	for i := range n {
 		if err := d.Tuple(4, "row"); err != nil {
@@ -137,50 +140,85 @@ func decodeRows(d *wire.Decoder) (*Counter, error) {
 			return nil, err
 		}
 		prev = actor
-		p, err := d.NonNegInt()
+		pc, err := d.NonNegInt()
 		if err != nil {
 			return nil, fmt.Errorf("row %d: P: %w", i, err)
 		}
-		m, err := d.NonNegInt()
+		nc, err := d.NonNegInt()
 		if err != nil {
 			return nil, fmt.Errorf("row %d: N: %w", i, err)
 		}
-		if p == 0 && m == 0 {
+		if pc == 0 && nc == 0 {
 			return nil, fmt.Errorf("%w: row %d: actor %q has no count (not canonical)", crdt.ErrCorruptEncoding, i, actor)
 		}
-		if err := addRow(&out.p, actor, p, &pLen, "P"); err != nil {
+		p.left, m.left = n-i, n-i
+		if err := addRow(&p, actor, pc, &pLen, "P"); err != nil {
 			return nil, fmt.Errorf("row %d: %w", i, err)
 		}
-		if err := addRow(&out.n, actor, m, &nLen, "N"); err != nil {
+		if err := addRow(&m, actor, nc, &nLen, "N"); err != nil {
 			return nil, fmt.Errorf("row %d: %w", i, err)
 		}
+	}
+	if err := p.flush(); err != nil {
+		return nil, fmt.Errorf("%w: P: %v", crdt.ErrCorruptEncoding, err)
+	}
+	if err := m.flush(); err != nil {
+		return nil, fmt.Errorf("%w: N: %v", crdt.ErrCorruptEncoding, err)
 	}
 	return out, nil
 }
 
-// addRow adds a decoded row's count in one half, g, which already holds
+// addRow adds a decoded row's count in one half, a, which already holds
 // *actors actors.
-func addRow(g *gcounter.Counter, actor string, count int64, actors *int, half string) error {
+func addRow(a *adder, actor string, count int64, actors *int, half string) error {
 	if count == 0 {
 		return nil
 	}
 	if *actors++; *actors > gcounter.MaxMergedActors {
 		return fmt.Errorf("%w: %s has more than %d actors", crdt.ErrTooLarge, half, gcounter.MaxMergedActors)
 	}
-	if err := increment(g, crdt.ActorID(actor), count); err != nil {
+	if err := a.add(crdt.ActorID(actor), count); err != nil {
 		return fmt.Errorf("%w: %s: %v", crdt.ErrCorruptEncoding, half, err)
 	}
 	return nil
 }
 
-// increment is g.Increment, validating the id, but merging a count that
-// takes the half past math.MaxInt64 (SPEC.md 5.1) or past MaxActors
-// (a merge's, 4.2) instead of refusing it.
-func increment(g *gcounter.Counter, actor crdt.ActorID, count int64) error {
-	err := g.Increment(actor, count)
-	if errors.Is(err, crdt.ErrOverflow) || errors.Is(err, crdt.ErrTooLarge) {
-		err = setCount(g, actor, count) // a new actor: at most MaxMergedActors
+// adder adds a decoded half's counts, of distinct actors, to g: by
+// Increment while g takes them, then, past the half's int64 sum (SPEC.md
+// 5.1) or past MaxActors (which a merge's state may pass, 4.2), by merging
+// in batches of at most MaxActors, built by Increment: a merge per row
+// made the decoder allocate a copy of the half per row (57 bytes per
+// input byte at 65,535 rows). flush merges the last batch.
+type adder struct {
+	g, batch *gcounter.Counter
+	left     int // the rows left, the current one included: a batch's size
+}
+
+func (a *adder) add(actor crdt.ActorID, count int64) error {
+	if a.batch == nil {
+		err := a.g.Increment(actor, count)
+		if !errors.Is(err, crdt.ErrOverflow) && !errors.Is(err, crdt.ErrTooLarge) {
+			return err
+		}
+		a.batch = gcounter.New()
+		a.batch.Grow(min(a.left, gcounter.MaxActors))
 	}
+	err := a.batch.Increment(actor, count)
+	if errors.Is(err, crdt.ErrOverflow) || errors.Is(err, crdt.ErrTooLarge) {
+		if err = a.flush(); err == nil {
+			err = a.batch.Increment(actor, count) // one count fits an empty batch
+		}
+	}
+	return err
+}
+
+// flush merges the batch into g and empties it.
+func (a *adder) flush() error {
+	if a.batch == nil || a.batch.Len() == 0 {
+		return nil
+	}
+	err := a.g.Merge(a.batch)
+	a.batch = gcounter.New()
 	return err
 }
 
@@ -193,12 +231,18 @@ func decodeBodyV1(d *wire.Decoder) (*Counter, error) {
 	for i, g := range []*gcounter.Counter{&out.p, &out.n} {
 		// Each half is a gcounter version 1 body of sorted [actor, count]
 		// pairs, whose actors are distinct and at most MaxMergedActors.
+		a := adder{g: g}
 		err := d.ActorCounts(gcounter.MaxMergedActors, g.Grow, func(actor crdt.ActorID, count int64) error {
-			if err := increment(g, actor, count); err != nil {
+			if err := a.add(actor, count); err != nil {
 				return fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
 			}
 			return nil
 		})
+		if err == nil {
+			if err = a.flush(); err != nil {
+				err = fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", "PN"[i:i+1], err)
 		}
