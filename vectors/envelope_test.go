@@ -102,7 +102,7 @@ func genEnvelope(t *checker) any {
 		mal("truncated body", g, good[:len(good)-1], t),
 		mal("truncated in tag", g, good[:4], t),
 		mal("array header claims more elements than bytes remain", g, cat(env(g, 1).b, []byte{0xdc, 0x00, 0x10, 0x92}), t,
-			"16 pairs in the canonical array16 header (dc 0010, below the 30000 cap) but 1 byte remains: rejected for the count"),
+			"16 pairs in the canonical array16 header (dc 0010, below the 65536 cap) but 1 byte remains: rejected for the count"),
 		mal("envelope header claims more elements than bytes remain", g, []byte{0xdc, 0x00, 0x10, 0xa1, 'g'}, t,
 			"canonical array16 header of 16 elements with 2 bytes left: the remaining-bytes check comes before the length-3 check"),
 		mal("envelope header claims 2^31 elements", g, []byte{0xdd, 0x80, 0, 0, 0, 0xa1, 'g'}, t,

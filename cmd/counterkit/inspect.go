@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"encoding"
 	"encoding/hex"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/adapters/riak"
@@ -27,6 +25,7 @@ import (
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/internal/cli"
+	"github.com/counterkit/counterkit/internal/wire"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/tally"
@@ -193,20 +192,11 @@ func readInput(hexIn string, args []string, stdin io.Reader) ([]byte, error) {
 // envelope reads the tag and version of an encoding without decoding its
 // body; the type's own decoder then checks everything.
 func envelope(data []byte) (crdt.TypeTag, uint64, error) {
-	d := msgpack.NewDecoder(bytes.NewReader(data))
-	n, err := d.DecodeArrayLen()
-	if err != nil || n != crdt.EnvelopeLen {
-		return "", 0, fmt.Errorf("%w: not a counterkit envelope ([tag, version, body])", crdt.ErrCorruptEncoding)
-	}
-	tag, err := d.DecodeString()
-	if err != nil || len(tag) > 64 {
-		return "", 0, fmt.Errorf("%w: envelope tag is not a short string", crdt.ErrCorruptEncoding)
-	}
-	v, err := d.DecodeUint64()
+	tag, v, err := wire.Envelope(data) // as every decoder reads it, with its errors
 	if err != nil {
-		return "", 0, fmt.Errorf("%w: envelope version is not an unsigned integer", crdt.ErrCorruptEncoding)
+		return "", 0, fmt.Errorf("not a counterkit envelope ([tag, version, body]): %w", err)
 	}
-	return crdt.TypeTag(tag), v, nil
+	return tag, v, nil
 }
 
 // Describe decodes data, whatever counterkit type it holds, and describes

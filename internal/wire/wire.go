@@ -152,26 +152,43 @@ func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (
 	if len(data) > maxSize {
 		return nil, 0, tooLarge(tag, len(data), maxSize)
 	}
-	d := &Decoder{data: data, r: bytes.NewReader(data)}
-	d.dec = msgpack.NewDecoder(d.r)
-	if err := d.Tuple(crdt.EnvelopeLen, "envelope"); err != nil {
-		return nil, 0, err
-	}
-	got, err := d.String(64)
+	d, got, v, err := envelope(data)
 	if err != nil {
 		return nil, 0, err
 	}
-	if crdt.TypeTag(got) != tag {
+	if got != tag {
 		return nil, 0, fmt.Errorf("%w: got %q, want %q", crdt.ErrTypeMismatch, got, tag)
-	}
-	v, err := d.Uint()
-	if err != nil {
-		return nil, 0, err
 	}
 	if v == 0 || v > maxVersion {
 		return nil, 0, fmt.Errorf("%w: %s format version %d (this build reads 1..%d)", crdt.ErrUnsupportedVersion, tag, v, maxVersion)
 	}
 	return d, v, nil
+}
+
+// Envelope reads data's envelope header as every decoder does, with the
+// same errors: its tag and version, unchecked, for a tool that decodes any
+// type (counterkit inspect).
+func Envelope(data []byte) (crdt.TypeTag, uint64, error) {
+	_, tag, v, err := envelope(data)
+	return tag, v, err
+}
+
+// envelope reads data's [tag, version, and returns the decoder at the body.
+func envelope(data []byte) (*Decoder, crdt.TypeTag, uint64, error) {
+	d := &Decoder{data: data, r: bytes.NewReader(data)}
+	d.dec = msgpack.NewDecoder(d.r)
+	if err := d.Tuple(crdt.EnvelopeLen, "envelope"); err != nil {
+		return nil, "", 0, err
+	}
+	tag, err := d.String(64)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	v, err := d.Uint()
+	if err != nil {
+		return nil, "", 0, err
+	}
+	return d, crdt.TypeTag(tag), v, nil
 }
 
 // Remaining is the number of unread bytes.
