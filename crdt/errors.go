@@ -98,7 +98,9 @@ var (
 
 	// ErrUnavailable is returned when the store refused the operation
 	// before it could take effect (not enough replicas, connection refused).
-	// The write is known not to have landed.
+	// The write is known not to have landed, unless the error also wraps
+	// ErrAmbiguousWrite (an earlier attempt's write may still land, then
+	// the store refused the rest): test for ErrAmbiguousWrite first.
 	ErrUnavailable = errors.New("counterkit: store unavailable")
 
 	// ErrInvalidIdentifier is returned when a keyspace, table or bucket name

@@ -806,8 +806,10 @@ func (l *Ledger) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resul
 // the ledger cannot read, which stops every operation on the key
 // (crdt.ErrCorruptEncoding, ErrTypeMismatch, ErrUnsupportedVersion,
 // ErrTooLarge); the store's last error after the retries
-// (crdt.ErrAmbiguousWrite: may have landed; crdt.ErrUnavailable: did
-// not); the context's error. Once the transaction has landed, an error
+// (crdt.ErrAmbiguousWrite: may have landed; crdt.ErrUnavailable alone:
+// did not; both when an earlier attempt's write may still land and the
+// store refused the last: test crdt.ErrAmbiguousWrite first); the
+// context's error. Once the transaction has landed, an error
 // writing its record (the store's or the context's) is
 // crdt.ErrAmbiguousWrite, with the cause in its text but not wrapped, so
 // that it matches no other sentinel (Landed is true: retry the call).
