@@ -152,12 +152,16 @@ func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (
 	if len(data) > maxSize {
 		return nil, 0, tooLarge(tag, len(data), maxSize)
 	}
-	d, got, v, err := envelope(data)
+	d, got, err := envelopeTag(data)
 	if err != nil {
 		return nil, 0, err
 	}
-	if got != tag {
+	if got != tag { // before the version: another type's is type_mismatch
 		return nil, 0, fmt.Errorf("%w: got %q, want %q", crdt.ErrTypeMismatch, got, tag)
+	}
+	v, err := d.Uint()
+	if err != nil {
+		return nil, 0, err
 	}
 	if v == 0 || v > maxVersion {
 		return nil, 0, fmt.Errorf("%w: %s format version %d (this build reads 1..%d)", crdt.ErrUnsupportedVersion, tag, v, maxVersion)
@@ -169,26 +173,30 @@ func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (
 // same errors: its tag and version, unchecked, for a tool that decodes any
 // type (counterkit inspect).
 func Envelope(data []byte) (crdt.TypeTag, uint64, error) {
-	_, tag, v, err := envelope(data)
-	return tag, v, err
-}
-
-// envelope reads data's [tag, version, and returns the decoder at the body.
-func envelope(data []byte) (*Decoder, crdt.TypeTag, uint64, error) {
-	d := &Decoder{data: data, r: bytes.NewReader(data)}
-	d.dec = msgpack.NewDecoder(d.r)
-	if err := d.Tuple(crdt.EnvelopeLen, "envelope"); err != nil {
-		return nil, "", 0, err
-	}
-	tag, err := d.String(64)
+	d, tag, err := envelopeTag(data)
 	if err != nil {
-		return nil, "", 0, err
+		return "", 0, err
 	}
 	v, err := d.Uint()
 	if err != nil {
-		return nil, "", 0, err
+		return "", 0, err
 	}
-	return d, crdt.TypeTag(tag), v, nil
+	return tag, v, nil
+}
+
+// envelopeTag reads data's envelope header and tag, and returns the
+// decoder at the version.
+func envelopeTag(data []byte) (*Decoder, crdt.TypeTag, error) {
+	d := &Decoder{data: data, r: bytes.NewReader(data)}
+	d.dec = msgpack.NewDecoder(d.r)
+	if err := d.Tuple(crdt.EnvelopeLen, "envelope"); err != nil {
+		return nil, "", err
+	}
+	tag, err := d.String(64)
+	if err != nil {
+		return nil, "", err
+	}
+	return d, crdt.TypeTag(tag), nil
 }
 
 // Remaining is the number of unread bytes.
