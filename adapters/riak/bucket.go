@@ -160,8 +160,8 @@ func NewCluster(ctx context.Context, requestTimeout time.Duration, addrs ...stri
 			break
 		}
 		dialErrs = append(dialErrs, err)
-		if ctx.Err() != nil {
-			dialErrs = append(dialErrs, ctx.Err())
+		if cerr := ctxEnded(ctx); cerr != nil {
+			dialErrs = append(dialErrs, cerr)
 			break
 		}
 	}
@@ -176,4 +176,17 @@ func NewCluster(ctx context.Context, requestTimeout time.Duration, addrs ...stri
 		return nil, fmt.Errorf("%w: ping: %w", crdt.ErrUnavailable, err)
 	}
 	return cl, nil
+}
+
+// ctxEnded returns ctx's error, or context.DeadlineExceeded once its
+// deadline has passed: a dial cut short by the deadline can return its own
+// timeout before ctx reports that it ended.
+func ctxEnded(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }

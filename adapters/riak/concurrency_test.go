@@ -236,10 +236,10 @@ func concurrentLedger(t *testing.T, tg target, viaProxy bool) {
 	require.LessOrEqual(t, maxSibs, actors*(1+riak.DefaultRetryCount), "sibling count bounded by racing writers")
 }
 
-// TestLedgerUpdateCost: without contention a ledger update is exactly two
-// fetches and two stores (the account's key and the transaction's record,
-// SPEC.md 6.11); a retried transaction the key still holds is one fetch
-// and no store.
+// TestLedgerUpdateCost: without contention a ledger update is exactly
+// three fetches and two stores (the account's key, the transaction's
+// record, read again before its write, SPEC.md 6.11); a retried
+// transaction the key still holds is one fetch and no store.
 func TestLedgerUpdateCost(t *testing.T) {
 	srv, cl := fakeCluster(t)
 	s := newStore(t, cl, riak.Options{})
