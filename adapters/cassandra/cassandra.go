@@ -96,8 +96,10 @@ type Options struct {
 	RetryPolicy gocql.RetryPolicy
 
 	// ScanPageSize is the number of rows each page of Partitions.Scan
-	// fetches (default DefaultScanPageSize). It does not apply to
-	// Snapshot or Siblings.Fetch, which always read one page.
+	// fetches (default DefaultScanPageSize), at most math.MaxInt32 − 1 (New
+	// refuses more, and a negative one, with crdt.ErrInvalidConfig). It
+	// does not apply to Snapshot or Siblings.Fetch, which always read one
+	// page.
 	ScanPageSize int
 
 	// Now returns the current time; nil means time.Now. Tests use it to move

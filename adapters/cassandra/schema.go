@@ -75,7 +75,9 @@ func CreateKeyspaceStatement(keyspace string, replicationFactor int) (string, er
 // the table, with different table ids (a schema conflict in Cassandra 4.0).
 // Its errors are crdt.ErrAmbiguousWrite (a context done before a statement
 // is sent included, wrapping the context's error: a statement may have been
-// applied before), but for invalid input; running it again is safe.
+// applied before), but for invalid input, and crdt.ErrMisconfiguredStore
+// for what Cassandra refuses as invalid (a keyspace that does not exist,
+// README's "Errors"); running it again is safe.
 func CreateSchema(ctx context.Context, session *gocql.Session, keyspace string) error {
 	stmts, err := Schema(keyspace, "")
 	if err != nil {
