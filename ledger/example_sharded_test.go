@@ -35,3 +35,19 @@ func ExampleSharded() {
 	// value: 500
 	// true
 }
+
+// ShardedAccount tells a Sharded account's sub-key from other keys, and
+// names the account, under which the account's records are kept.
+func ExampleShardedAccount() {
+	for _, key := range []string{"shop-1/7", "shop-1/1023", "shop-1/1024", "shop-1/07", "eu/shop-1/0", "shop-1"} {
+		account, ok := ledger.ShardedAccount(key)
+		fmt.Printf("%-12s %-5t %q\n", key, ok, account)
+	}
+	// Output:
+	// shop-1/7     true  "shop-1"
+	// shop-1/1023  true  "shop-1"
+	// shop-1/1024  false ""
+	// shop-1/07    false ""
+	// eu/shop-1/0  true  "eu/shop-1"
+	// shop-1       false ""
+}

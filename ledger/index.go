@@ -7,8 +7,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -139,12 +137,8 @@ func (l *Ledger) lookup(ctx context.Context, txn crdt.TxnID, now time.Time) (ind
 // 0..MaxShards−1, whatever layout): the only other key a record under this
 // account's record keys can name (SPEC.md 6.11). A plain ledger has none.
 func (l *Ledger) sameAccount(key string) bool {
-	i, ok := strings.CutPrefix(key, l.indexBase+"/")
-	if l.indexBase == l.key || !ok {
-		return false
-	}
-	n, err := strconv.Atoi(i)
-	return err == nil && n >= 0 && n < MaxShards && strconv.Itoa(n) == i
+	account, ok := ShardedAccount(key)
+	return ok && l.indexBase != l.key && account == l.indexBase
 }
 
 // lookupAll reads, at once, the records of the calls whose transaction

@@ -110,6 +110,23 @@ func ShardOf(txn crdt.TxnID, n int) int {
 	return int(h.Sum64() % uint64(n))
 }
 
+// ShardedAccount reports whether key has the form of a Sharded account's
+// sub-key, account/i with i in 0..MaxShards−1 in decimal without leading
+// zeros (SPEC.md 6.12, whatever the layout), and returns the account, the
+// key that holds its records.
+func ShardedAccount(key string) (account string, ok bool) {
+	j := strings.LastIndexByte(key, '/')
+	if j <= 0 { // no slash, or no account before it
+		return "", false
+	}
+	i := key[j+1:]
+	n, err := strconv.Atoi(i)
+	if err != nil || n < 0 || n >= MaxShards || strconv.Itoa(n) != i {
+		return "", false
+	}
+	return key[:j], true
+}
+
 // shardKey is the key of shard i of account.
 func shardKey(account string, i int) string { return account + "/" + strconv.Itoa(i) }
 

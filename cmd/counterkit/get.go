@@ -10,7 +10,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -420,10 +419,8 @@ func txnReport(ctx context.Context, st store.Siblings, key string, txn crdt.TxnI
 		r.Owner = &TxnCopy{Writer: string(c.Actor), Amount: c.Amount, Folded: c.Folded}
 	}
 	accounts := []string{key}
-	if i := strings.LastIndexByte(key, '/'); i > 0 {
-		if n, err := strconv.Atoi(key[i+1:]); err == nil && n >= 0 && n < ledger.MaxShards && key[i+1:] == strconv.Itoa(n) {
-			accounts = append(accounts, key[:i])
-		}
+	if account, ok := ledger.ShardedAccount(key); ok {
+		accounts = append(accounts, account)
 	}
 	for _, account := range accounts {
 		rk := ledger.RecordKey(account, txn)
