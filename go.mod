@@ -5,7 +5,6 @@ go 1.24
 require (
 	github.com/axiomhq/hyperloglog v0.3.0
 	github.com/dgryski/go-metro v0.0.0-20250106013310-edb8663e5e33
-	github.com/google/btree v1.1.3
 	github.com/google/uuid v1.6.0
 	github.com/leanovate/gopter v0.2.11
 	github.com/stretchr/testify v1.12.1

@@ -1,8 +1,9 @@
 // Package memory is counterkit's in-memory backend: [Siblings] and
 // [Partitions] implement the two storage shapes, store.Siblings (the
 // ledger, statestore) and store.Partitions (tally, deltalog, balance),
-// with maps behind a mutex (a partition's row keys also in a B-tree, so a
-// scan costs the rows it reads, not the partition's size).
+// behind a mutex: Siblings in maps, Partitions' rows in sorted blocks
+// per partition (a lookup costs about log2 of the partition's rows in
+// integer compares, a scan the rows it reads).
 //
 // It is the default for tests, examples and single-process programs. Both
 // stores pass the conformance kit of package store/storetest, as the other

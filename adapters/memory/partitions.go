@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/btree"
-
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
@@ -36,7 +34,6 @@ type Partitions struct {
 
 	mu    sync.Mutex
 	parts map[string]*partition
-	free  *btree.FreeListG[rowKey] // the partitions' spare B-tree nodes
 }
 
 var _ store.Partitions = (*Partitions)(nil)
@@ -104,47 +101,21 @@ func compareRowKeys(a, b rowKey) int {
 	return strings.Compare(a.tail, b.tail) // equal heads: no tails unless full
 }
 
-// orderDegree is the degree of a partition's B-tree of keys: nodes of up
-// to 2*orderDegree-1 keys.
-const orderDegree = 32
-
-func lessRowKey(a, b rowKey) bool { return compareRowKeys(a, b) < 0 }
-
 type partition struct {
-	// The live rows: short keys' cells in short, longer keys' in long.
-	short map[shortKey]cell
-	long  map[rowKey]cell
+	// rows holds the live rows' keys and cells, in order.
+	rows order
 	// chunks hold the values of the live rows, appended to chunks[fill];
 	// of the size bytes they hold, garbage are values since overwritten or
 	// deleted, reclaimed by compact.
 	chunks        [][]byte
 	fill          int
 	size, garbage int
-	// order holds the keys of the live rows, in order.
-	order *btree.BTreeG[rowKey]
 	// dels holds the deletions that may still shadow a late write: point
 	// deletes by key (the newest per key), range deletes (none covered by
 	// another with a later timestamp), and the newest partition delete.
 	points map[rowKey]int64
 	ranges []store.Mutation
 	drop   int64
-}
-
-func (p *partition) get(k *rowKey) (cell, bool) {
-	if k.tail == "" {
-		c, ok := p.short[k.shortKey]
-		return c, ok
-	}
-	c, ok := p.long[*k]
-	return c, ok
-}
-
-func (p *partition) set(k *rowKey, c cell) {
-	if k.tail == "" {
-		p.short[k.shortKey] = c
-	} else {
-		p.long[*k] = c
-	}
 }
 
 // value returns c's value, which the caller must not modify.
@@ -174,23 +145,16 @@ func (p *partition) store(v []byte, ts int64) cell {
 
 // put stores v as the value of k at ts.
 func (p *partition) put(k *rowKey, v []byte, ts int64) {
-	if old, ok := p.get(k); ok {
+	if old, ok := p.rows.Set(k, p.store(v, ts)); ok {
 		p.garbage += int(old.n)
-	} else {
-		p.order.ReplaceOrInsert(*k)
 	}
-	p.set(k, p.store(v, ts))
 }
 
-// remove deletes the live row k, whose cell is c.
-func (p *partition) remove(k *rowKey, c cell) {
-	if k.tail == "" {
-		delete(p.short, k.shortKey)
-	} else {
-		delete(p.long, *k)
+// remove deletes the live row k.
+func (p *partition) remove(k *rowKey) {
+	if c, ok := p.rows.Delete(k); ok {
+		p.garbage += int(c.n)
 	}
-	p.order.Delete(*k)
-	p.garbage += int(c.n)
 }
 
 // compact copies the live values into new chunks once garbage is half of
@@ -201,12 +165,10 @@ func (p *partition) compact() {
 		return
 	}
 	var live partition // only its chunks are used
-	for k, c := range p.short {
-		p.short[k] = live.store(p.value(c), c.ts)
-	}
-	for k, c := range p.long {
-		p.long[k] = live.store(p.value(c), c.ts)
-	}
+	p.rows.AscendFrom(rowKey{}, func(_ *rowKey, c *cell) bool {
+		*c = live.store(p.value(*c), c.ts)
+		return true
+	})
 	p.chunks, p.fill, p.size, p.garbage = live.chunks, live.fill, live.size, 0
 }
 
@@ -229,7 +191,7 @@ func (p *partition) apply(m store.Mutation) {
 		if p.shadowed(&k, m.Key, m.Timestamp) {
 			return
 		}
-		if c, ok := p.get(&k); ok && !store.Wins(m.Value, m.Timestamp, p.value(c), c.ts) {
+		if c, ok := p.rows.Get(&k); ok && !store.Wins(m.Value, m.Timestamp, p.value(c), c.ts) {
 			return
 		}
 		p.put(&k, m.Value, m.Timestamp)
@@ -240,8 +202,8 @@ func (p *partition) apply(m store.Mutation) {
 		if m.Timestamp > p.points[k] {
 			p.points[k] = m.Timestamp
 		}
-		if c, ok := p.get(&k); ok && m.Timestamp >= c.ts {
-			p.remove(&k, c)
+		if c, ok := p.rows.Get(&k); ok && m.Timestamp >= c.ts {
+			p.remove(&k)
 		}
 		return
 	case store.OpDeleteRange:
@@ -258,18 +220,17 @@ func (p *partition) apply(m store.Mutation) {
 	case store.OpDeletePartition:
 		p.drop = max(p.drop, m.Timestamp)
 	}
-	for sk, c := range p.short {
-		k := rowKey{shortKey: sk}
-		if m.Shadows(sk.b[:sk.n], c.ts) {
-			p.remove(&k, c)
-		}
-	}
+	var gone []rowKey
 	var buf []byte
-	for k, c := range p.long {
+	p.rows.AscendFrom(rowKey{}, func(k *rowKey, c *cell) bool {
 		buf = k.appendTo(buf[:0])
 		if m.Shadows(buf, c.ts) {
-			p.remove(&k, c)
+			gone = append(gone, *k)
 		}
+		return true
+	})
+	for i := range gone {
+		p.remove(&gone[i])
 	}
 }
 
@@ -285,15 +246,11 @@ func (s *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 	defer s.mu.Unlock()
 	if s.parts == nil {
 		s.parts = map[string]*partition{}
-		s.free = btree.NewFreeListG[rowKey](btree.DefaultFreeListSize)
 	}
 	for _, m := range muts {
 		p := s.parts[m.Partition]
 		if p == nil {
-			p = &partition{
-				short: map[shortKey]cell{}, long: map[rowKey]cell{}, points: map[rowKey]int64{},
-				order: btree.NewWithFreeListG(orderDegree, lessRowKey, s.free),
-			}
+			p = &partition{points: map[rowKey]int64{}}
 			s.parts[m.Partition] = p
 		}
 		p.apply(m)
@@ -309,17 +266,16 @@ func (s *Partitions) rows(partition string, from []byte, n int) []store.Row {
 	if p == nil {
 		return nil
 	}
-	size := p.order.Len()
+	size := p.rows.Len()
 	if n >= 0 {
 		size = min(size, n)
 	}
 	out := make([]store.Row, 0, size)
-	p.order.AscendGreaterOrEqual(makeRowKey(from), func(k rowKey) bool {
+	p.rows.AscendFrom(makeRowKey(from), func(k *rowKey, c *cell) bool {
 		if len(out) == n {
 			return false
 		}
-		c, _ := p.get(&k)
-		out = append(out, store.Row{Key: k.appendTo(make([]byte, 0, int(k.n)+len(k.tail))), Value: slices.Clone(p.value(c))})
+		out = append(out, store.Row{Key: k.appendTo(make([]byte, 0, int(k.n)+len(k.tail))), Value: slices.Clone(p.value(*c))})
 		return true
 	})
 	return out
