@@ -45,7 +45,13 @@
 // the thousand a day belong on balance.Transactions.
 //
 // Book keeps many keys as one actor (at most MaxOpen ledgers open);
-// Sharded spreads one hot account over n sub-keys.
+// Sharded spreads one account's writes over n sub-keys. Either way a
+// key's state holds an entry for every writer of it, which each credit
+// reads and writes: a credit's bytes grow with the account's writers
+// (BENCHMARKS.md). A hot account, credited by many writers thousands of
+// times a second, belongs on balance.Transactions, whose credit is one
+// record read and one row write whatever the writers and the window (on
+// Riak, which has no Partitions store, on Sharded).
 //
 // # Side effects
 //

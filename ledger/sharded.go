@@ -27,7 +27,7 @@ const MaxShards = 1024
 // itself; the number of sub-keys follows in decimal.
 const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 
-// Sharded is a hot account: one balance spread over n sub-keys, each
+// Sharded is one account's balance spread over n sub-keys, each
 // stored as a plain Ledger key, so that many concurrent actors credit and
 // debit it without all reading and rewriting one key. Write a sub-key only
 // through a Sharded: a plain Ledger opened on one keeps its records under
@@ -47,7 +47,9 @@ const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 // Cost: a credit reads and writes one sub-key, whose state holds an entry
 // for every incarnation that wrote there: sharding divides the writes per
 // key, not the entries, so a process's goroutines should share one Sharded
-// (BenchmarkHotAccount).
+// (BenchmarkHotAccount). On a store with the Partitions shape, a hot
+// account belongs on balance.Transactions, whose credit does not grow with
+// the writers.
 //
 // Sub-ledgers are created lazily, each with its own incarnation (Writer).
 // A Sharded is safe for concurrent use (sub-keys in parallel); create one
@@ -75,7 +77,7 @@ type Sharded struct {
 	others []int
 }
 
-// NewSharded returns a hot-account ledger spreading account over n
+// NewSharded returns a ledger spreading account over n
 // sub-keys of st (1 ≤ n ≤ MaxShards), writing as opts.Actor. It does no
 // I/O: the first operation reads the account's layout marker, and writes it
 // when the account is new. Errors wrap crdt.ErrInvalidConfig,
