@@ -213,3 +213,59 @@ func (o *order) AscendFrom(from rowKey, fn func(*rowKey, *cell) bool) {
 		}
 	}
 }
+
+// DeleteFunc removes, among the rows from from on while in(key) holds,
+// those for which drop returns true, in one pass over them and one over
+// the blocks (a row at a time, each removal would move the rows and
+// blocks after it).
+func (o *order) DeleteFunc(from rowKey, in func(*rowKey) bool, drop func(*rowKey, *cell) bool) {
+	if len(o.blocks) == 0 {
+		return
+	}
+	h := head(&from)
+	bi := o.block(h, &from)
+	i := o.blocks[bi].lowerBound(h, &from)
+	removed := false
+	for end := false; bi < len(o.blocks) && !end; bi, i = bi+1, 0 {
+		b := &o.blocks[bi]
+		w := i
+		for j := i; j < len(b.rows); j++ {
+			if !end && !in(&b.rows[j].key) {
+				end = true
+			}
+			if !end && drop(&b.rows[j].key, &b.rows[j].cell) {
+				continue
+			}
+			b.heads[w], b.rows[w] = b.heads[j], b.rows[j]
+			w++
+		}
+		if w < len(b.rows) {
+			o.n -= len(b.rows) - w
+			clear(b.rows[w:])
+			b.heads, b.rows = b.heads[:w], b.rows[:w]
+			removed = true
+		}
+	}
+	if !removed {
+		return
+	}
+	// Drop the emptied blocks and join small neighbours, as Delete does.
+	kept := o.blocks[:0]
+	for _, b := range o.blocks {
+		if len(b.rows) == 0 {
+			continue
+		}
+		if k := len(kept); k > 0 && (len(b.rows) < blockMax/4 || len(kept[k-1].rows) < blockMax/4) && len(kept[k-1].rows)+len(b.rows) <= blockMax {
+			kept[k-1].heads = append(kept[k-1].heads, b.heads...)
+			kept[k-1].rows = append(kept[k-1].rows, b.rows...)
+			continue
+		}
+		kept = append(kept, b)
+	}
+	clear(o.blocks[len(kept):])
+	o.blocks = kept
+	o.firsts = o.firsts[:0]
+	for _, b := range o.blocks {
+		o.firsts = append(o.firsts, b.heads[0])
+	}
+}

@@ -220,18 +220,23 @@ func (p *partition) apply(m store.Mutation) {
 	case store.OpDeletePartition:
 		p.drop = max(p.drop, m.Timestamp)
 	}
-	var gone []rowKey
-	var buf []byte
-	p.rows.AscendFrom(rowKey{}, func(k *rowKey, c *cell) bool {
-		buf = k.appendTo(buf[:0])
-		if m.Shadows(buf, c.ts) {
-			gone = append(gone, *k)
+	from, in := rowKey{}, func(*rowKey) bool { return true }
+	if m.Op == store.OpDeleteRange {
+		from = makeRowKey(m.Key)
+		if m.End != nil {
+			end := makeRowKey(m.End)
+			in = func(k *rowKey) bool { return compareRowKeys(*k, end) < 0 }
 		}
+	}
+	var buf []byte
+	p.rows.DeleteFunc(from, in, func(k *rowKey, c *cell) bool {
+		buf = k.appendTo(buf[:0])
+		if !m.Shadows(buf, c.ts) {
+			return false
+		}
+		p.garbage += int(c.n)
 		return true
 	})
-	for i := range gone {
-		p.remove(&gone[i])
-	}
 }
 
 // Apply applies muts atomically.
