@@ -1,8 +1,10 @@
 package memory
 
 import (
+	"bytes"
 	"encoding/binary"
 	"slices"
+	"strings"
 )
 
 // blockMax is the most keys a block of an order holds; a full block splits
@@ -23,6 +25,14 @@ type order struct {
 	firsts []uint64 // firsts[i] is blocks[i].heads[0]
 	blocks []block
 	n      int
+	// tails holds the tails of keys longer than inlineKey (a row names
+	// its tail by index + 1, 0 for none), free the indexes not in use:
+	// so the rows hold no pointer, and the collector does not scan them.
+	tails []string
+	free  []int32
+	// cur is the key AscendFrom and DeleteFunc pass their callbacks (one
+	// for the order, so that passing it allocates nothing).
+	cur rowKey
 }
 
 type block struct {
@@ -30,10 +40,61 @@ type block struct {
 	rows  []row
 }
 
-// row is a live row's key and cell, side by side.
+// row is a live row's key and cell, side by side: the key's first
+// inlineKey bytes, and its tail's index in order.tails plus one (0: none).
 type row struct {
-	key  rowKey
+	key  shortKey
+	tail int32
 	cell cell
+}
+
+// key returns r's key.
+func (o *order) key(r *row) rowKey {
+	k := rowKey{shortKey: r.key}
+	if r.tail != 0 {
+		k.tail = o.tails[r.tail-1]
+	}
+	return k
+}
+
+// current sets o.cur to r's key and returns it.
+func (o *order) current(r *row) *rowKey {
+	o.cur = o.key(r)
+	return &o.cur
+}
+
+// row returns a row of key k and cell c, keeping k's tail, if any.
+func (o *order) row(k *rowKey, c cell) row {
+	r := row{key: k.shortKey, cell: c}
+	if k.tail != "" {
+		if n := len(o.free); n > 0 {
+			r.tail, o.free = o.free[n-1], o.free[:n-1]
+			o.tails[r.tail-1] = k.tail
+		} else {
+			o.tails = append(o.tails, k.tail)
+			r.tail = int32(len(o.tails))
+		}
+	}
+	return r
+}
+
+// drop frees r's tail.
+func (o *order) drop(r *row) {
+	if r.tail != 0 {
+		o.tails[r.tail-1] = ""
+		o.free = append(o.free, r.tail)
+	}
+}
+
+// compare compares r's key with k.
+func (o *order) compare(r *row, k *rowKey) int {
+	if c := bytes.Compare(r.key.b[:r.key.n], k.b[:k.n]); c != 0 {
+		return c
+	}
+	if r.tail == 0 {
+		return strings.Compare("", k.tail) // equal heads: no tails unless full
+	}
+	return strings.Compare(o.tails[r.tail-1], k.tail)
 }
 
 // head is the first 8 bytes of k as a big-endian integer, zero-padded: a ≤
@@ -43,23 +104,23 @@ func head(k *rowKey) uint64 { return binary.BigEndian.Uint64(k.b[:8]) }
 
 // compareAt compares the key of b's row i with k, whose head is h: -1 if
 // it is before k, 0 if it is k, +1 if after.
-func (b *block) compareAt(i int, h uint64, k *rowKey) int {
+func (o *order) compareAt(b *block, i int, h uint64, k *rowKey) int {
 	switch {
 	case b.heads[i] < h:
 		return -1
 	case b.heads[i] > h:
 		return 1
 	}
-	return compareRowKeys(b.rows[i].key, *k)
+	return o.compare(&b.rows[i], k)
 }
 
 // lowerBound returns the first row of b whose key is ≥ k (len(b.rows) if
 // none).
-func (b *block) lowerBound(h uint64, k *rowKey) int {
+func (o *order) lowerBound(b *block, h uint64, k *rowKey) int {
 	lo, hi := 0, len(b.heads)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if b.compareAt(m, h, k) < 0 {
+		if o.compareAt(b, m, h, k) < 0 {
 			lo = m + 1
 		} else {
 			hi = m
@@ -81,7 +142,7 @@ func (o *order) block(h uint64, k *rowKey) int {
 		case o.firsts[m] > h:
 			c = 1
 		default:
-			c = compareRowKeys(o.blocks[m].rows[0].key, *k)
+			c = o.compare(&o.blocks[m].rows[0], k)
 		}
 		if c <= 0 {
 			lo = m + 1
@@ -100,8 +161,8 @@ func (o *order) Len() int { return o.n }
 func (o *order) find(h uint64, k *rowKey) (bi, i int, found bool) {
 	bi = o.block(h, k)
 	b := &o.blocks[bi]
-	i = b.lowerBound(h, k)
-	return bi, i, i < len(b.rows) && b.compareAt(i, h, k) == 0
+	i = o.lowerBound(b, h, k)
+	return bi, i, i < len(b.rows) && o.compareAt(b, i, h, k) == 0
 }
 
 // Get returns k's cell.
@@ -121,7 +182,7 @@ func (o *order) Set(k *rowKey, c cell) (old cell, replaced bool) {
 	h := head(k)
 	if len(o.blocks) == 0 {
 		b := block{heads: make([]uint64, 1, blockMax+1), rows: make([]row, 1, blockMax+1)}
-		b.heads[0], b.rows[0] = h, row{*k, c}
+		b.heads[0], b.rows[0] = h, o.row(k, c)
 		o.blocks, o.firsts, o.n = []block{b}, []uint64{h}, 1
 		return cell{}, false
 	}
@@ -132,7 +193,7 @@ func (o *order) Set(k *rowKey, c cell) (old cell, replaced bool) {
 		return old, true
 	}
 	b.heads = slices.Insert(b.heads, i, h)
-	b.rows = slices.Insert(b.rows, i, row{*k, c})
+	b.rows = slices.Insert(b.rows, i, o.row(k, c))
 	o.firsts[bi] = b.heads[0]
 	o.n++
 	if len(b.rows) <= blockMax {
@@ -143,7 +204,6 @@ func (o *order) Set(k *rowKey, c cell) (old cell, replaced bool) {
 		heads: append(make([]uint64, 0, blockMax+1), b.heads[half:]...),
 		rows:  append(make([]row, 0, blockMax+1), b.rows[half:]...),
 	}
-	clear(b.rows[half:]) // their tails, for the collector
 	b.heads, b.rows = b.heads[:half], b.rows[:half]
 	o.blocks = slices.Insert(o.blocks, bi+1, nb)
 	o.firsts = slices.Insert(o.firsts, bi+1, nb.heads[0])
@@ -161,8 +221,9 @@ func (o *order) Delete(k *rowKey) (cell, bool) {
 	}
 	b := &o.blocks[bi]
 	c := b.rows[i].cell
+	o.drop(&b.rows[i])
 	b.heads = slices.Delete(b.heads, i, i+1)
-	b.rows = slices.Delete(b.rows, i, i+1) // zeroes the freed slot
+	b.rows = slices.Delete(b.rows, i, i+1)
 	o.n--
 	switch {
 	case len(b.rows) == 0:
@@ -203,11 +264,11 @@ func (o *order) AscendFrom(from rowKey, fn func(*rowKey, *cell) bool) {
 	}
 	h := head(&from)
 	bi := o.block(h, &from)
-	i := o.blocks[bi].lowerBound(h, &from)
+	i := o.lowerBound(&o.blocks[bi], h, &from)
 	for ; bi < len(o.blocks); bi, i = bi+1, 0 {
 		b := &o.blocks[bi]
 		for ; i < len(b.rows); i++ {
-			if !fn(&b.rows[i].key, &b.rows[i].cell) {
+			if !fn(o.current(&b.rows[i]), &b.rows[i].cell) {
 				return
 			}
 		}
@@ -224,24 +285,25 @@ func (o *order) DeleteFunc(from rowKey, in func(*rowKey) bool, drop func(*rowKey
 	}
 	h := head(&from)
 	bi := o.block(h, &from)
-	i := o.blocks[bi].lowerBound(h, &from)
+	i := o.lowerBound(&o.blocks[bi], h, &from)
 	removed := false
 	for end := false; bi < len(o.blocks) && !end; bi, i = bi+1, 0 {
 		b := &o.blocks[bi]
 		w := i
 		for j := i; j < len(b.rows); j++ {
-			if !end && !in(&b.rows[j].key) {
-				end = true
-			}
-			if !end && drop(&b.rows[j].key, &b.rows[j].cell) {
-				continue
+			if !end {
+				if k := o.current(&b.rows[j]); !in(k) {
+					end = true
+				} else if drop(k, &b.rows[j].cell) {
+					o.drop(&b.rows[j])
+					continue
+				}
 			}
 			b.heads[w], b.rows[w] = b.heads[j], b.rows[j]
 			w++
 		}
 		if w < len(b.rows) {
 			o.n -= len(b.rows) - w
-			clear(b.rows[w:])
 			b.heads, b.rows = b.heads[:w], b.rows[:w]
 			removed = true
 		}

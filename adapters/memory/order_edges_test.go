@@ -29,8 +29,7 @@ func blocksSeedFor(t *testing.T) uint64 {
 // blocksCheckOrder checks every structural invariant of o against want
 // (sorted, distinct): firsts mirror heads[0], heads mirror keys, blocks hold
 // 1..blockMax rows, n is the count, keys ascend within and across blocks,
-// the slots past len in each block's rows are zero (no retained tails), and
-// no two neighbouring blocks both under blockMax/4 could have been joined.
+// the tails in use are the rows' (a freed one holds nothing), and no two neighbouring blocks both under blockMax/4 could have been joined.
 func blocksCheckOrder(t *testing.T, o *order, want [][]byte, cells map[string]int64) {
 	t.Helper()
 	if len(o.firsts) != len(o.blocks) {
@@ -47,10 +46,10 @@ func blocksCheckOrder(t *testing.T, o *order, want [][]byte, cells map[string]in
 			t.Fatalf("block %d: firsts %x, heads[0] %x", bi, o.firsts[bi], b.heads[0])
 		}
 		for i := range b.rows {
-			if h := head(&b.rows[i].key); h != b.heads[i] {
+			if h := func() uint64 { k := o.key(&b.rows[i]); return head(&k) }(); h != b.heads[i] {
 				t.Fatalf("block %d row %d: head %x, heads %x", bi, i, h, b.heads[i])
 			}
-			k := b.rows[i].key.appendTo(nil)
+			k := keyBytes(o, &b.rows[i])
 			if prev != nil && bytes.Compare(prev, k) >= 0 {
 				t.Fatalf("block %d row %d: %x after %x", bi, i, k, prev)
 			}
@@ -63,11 +62,6 @@ func blocksCheckOrder(t *testing.T, o *order, want [][]byte, cells map[string]in
 			prev = k
 			total++
 		}
-		for i, r := range b.rows[len(b.rows):cap(b.rows)] {
-			if r != (row{}) {
-				t.Fatalf("block %d: slot %d past len %d (cap %d) still holds key %x", bi, len(b.rows)+i, len(b.rows), cap(b.rows), r.key.appendTo(nil))
-			}
-		}
 		if bi > 0 && len(b.rows) < blockMax/4 && len(o.blocks[bi-1].rows) < blockMax/4 {
 			t.Errorf("blocks %d and %d hold %d and %d rows: two small neighbours", bi-1, bi, len(o.blocks[bi-1].rows), len(b.rows))
 		}
@@ -79,6 +73,25 @@ func blocksCheckOrder(t *testing.T, o *order, want [][]byte, cells map[string]in
 	}
 	if (want != nil && total != len(want)) || o.n != total {
 		t.Fatalf("%d keys in blocks, n %d, want %d", total, o.n, len(want))
+	}
+	used := 0
+	for bi := range o.blocks {
+		for _, r := range o.blocks[bi].rows {
+			if r.tail != 0 {
+				used++
+				if int(r.tail) > len(o.tails) || o.tails[r.tail-1] == "" {
+					t.Fatalf("block %d: a row names tail %d of %d, empty", bi, r.tail, len(o.tails))
+				}
+			}
+		}
+	}
+	for _, f := range o.free {
+		if o.tails[f-1] != "" {
+			t.Fatalf("free tail %d still holds %q", f, o.tails[f-1])
+		}
+	}
+	if used != len(o.tails)-len(o.free) {
+		t.Fatalf("%d rows have tails; %d tails, %d free", used, len(o.tails), len(o.free))
 	}
 }
 
@@ -246,7 +259,7 @@ func TestBlocksDeleteFirstOfEveryBlock(t *testing.T) {
 		for round := range 20 {
 			var firsts [][]byte
 			for bi := range o.blocks {
-				firsts = append(firsts, o.blocks[bi].rows[0].key.appendTo(nil))
+				firsts = append(firsts, keyBytes(&o, &o.blocks[bi].rows[0]))
 			}
 			for _, k := range firsts {
 				remove(k)
@@ -259,7 +272,7 @@ func TestBlocksDeleteFirstOfEveryBlock(t *testing.T) {
 			bi := map[string]int{"first": 0, "middle": len(o.blocks) / 2, "last": len(o.blocks) - 1}[which]
 			var ks [][]byte
 			for i := range o.blocks[bi].rows {
-				ks = append(ks, o.blocks[bi].rows[i].key.appendTo(nil))
+				ks = append(ks, keyBytes(&o, &o.blocks[bi].rows[i]))
 			}
 			nb := len(o.blocks)
 			for i := len(ks) - 1; i >= 0; i-- {
@@ -331,7 +344,7 @@ func TestBlocksFlipFlop(t *testing.T) {
 			// delete the first key of a random block
 			if len(o.blocks) > 0 {
 				bi := r.IntN(len(o.blocks))
-				del(o.blocks[bi].rows[0].key.appendTo(nil))
+				del(keyBytes(&o, &o.blocks[bi].rows[0]))
 			}
 		}
 		blocksCheckOrder(t, &o, ref, cells)
@@ -389,7 +402,7 @@ func TestBlocksStayBounded(t *testing.T) {
 			for i := range b.rows {
 				if i != keep && r.IntN(10) != 0 {
 					var n int
-					fmt.Sscanf(string(b.rows[i].key.appendTo(nil)), "%d", &n)
+					fmt.Sscanf(string(keyBytes(&o, &b.rows[i])), "%d", &n)
 					doomed = append(doomed, n)
 				}
 			}
@@ -412,4 +425,10 @@ func TestBlocksStayBounded(t *testing.T) {
 		sizes = append(sizes, len(o.blocks[bi].rows))
 	}
 	t.Logf("%d rows in %d blocks (worst blocks/(rows/16+2) %.2f); block sizes head: %v", o.Len(), len(o.blocks), worst, sizes[:min(20, len(sizes))])
+}
+
+// keyBytes returns the bytes of r's key.
+func keyBytes(o *order, r *row) []byte {
+	k := o.key(r)
+	return k.appendTo(nil)
 }

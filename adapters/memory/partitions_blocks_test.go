@@ -301,7 +301,7 @@ func TestBlocksRangeAndPartitionDeletesOverManyBlocks(t *testing.T) {
 	p := s.parts["p"]
 	var bounds [][]byte
 	for bi := range p.rows.blocks {
-		bounds = append(bounds, p.rows.blocks[bi].rows[0].key.appendTo(nil))
+		bounds = append(bounds, keyBytes(&p.rows, &p.rows.blocks[bi].rows[0]))
 	}
 	t.Logf("%d rows in %d blocks", p.rows.Len(), len(bounds))
 	// a range from one block's first key to another's
@@ -331,7 +331,7 @@ func TestBlocksRangeAndPartitionDeletesOverManyBlocks(t *testing.T) {
 	for range 2 {
 		var dels []store.Mutation
 		for bi := range p.rows.blocks {
-			dels = append(dels, store.Mutation{Partition: "p", Op: store.OpDelete, Key: p.rows.blocks[bi].rows[0].key.appendTo(nil), Timestamp: 30})
+			dels = append(dels, store.Mutation{Partition: "p", Op: store.OpDelete, Key: keyBytes(&p.rows, &p.rows.blocks[bi].rows[0]), Timestamp: 30})
 		}
 		apply(dels...)
 		check("block firsts deleted")
