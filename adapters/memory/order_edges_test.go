@@ -96,8 +96,9 @@ func blocksCheckOrder(t *testing.T, o *order, want [][]byte, cells map[string]in
 }
 
 // blocksEdgeKeys are keys that the heads cannot order: ties in the first 8
-// bytes, short keys ending in zero bytes, the empty key, keys of 39, 40, 41
-// bytes, keys past inlineKey sharing their first 40 bytes.
+// bytes, short keys ending in zero bytes, the empty key, keys of inlineKey
+// − 1, inlineKey and inlineKey + 1 bytes, keys past inlineKey sharing their
+// first inlineKey bytes.
 func blocksEdgeKeys() [][]byte {
 	ks := []string{
 		"", "\x00", "\x00\x00", "\x00\x00\x00\x00\x00\x00\x00", "\x00\x00\x00\x00\x00\x00\x00\x00", "\x00\x00\x00\x00\x00\x00\x00\x00\x00",

@@ -60,10 +60,10 @@ const (
 	compactMin = 1 << 10
 )
 
-// inlineKey is the longest row key a shortKey holds. The drivers' row keys
-// (balance 33 bytes, deltalog 17, tally at most 17) fit, so their cells
-// live in a map without pointers: hashing and comparing a key reads no
-// memory outside the map, and the garbage collector does not scan it.
+// inlineKey is the longest row key a shortKey holds. Most of the drivers'
+// row keys (balance 33 bytes, deltalog 17, tally at most 17) fit, so
+// comparing two reads no memory outside their rows; a longer key (41 bytes
+// in a Transactions row partition) keeps the rest in its order's tails.
 const inlineKey = 40
 
 // shortKey is a row key of at most inlineKey bytes, the first n of b.

@@ -105,7 +105,7 @@ func blocksKey(r *rand.Rand, space int) []byte {
 	case 2:
 		return []byte(strings.Repeat("L", inlineKey) + fmt.Sprintf("%06d", i)) // tail only differs
 	case 3:
-		return []byte(strings.Repeat("M", inlineKey-1+i%3) + fmt.Sprint(i%50)) // 39..41 + digits
+		return []byte(strings.Repeat("M", inlineKey-1+i%3) + fmt.Sprint(i%50)) // inlineKey−1..inlineKey+1 bytes + digits
 	case 4:
 		if i%97 == 0 {
 			return []byte{} // the empty key
