@@ -226,6 +226,9 @@ func (o *order) Delete(k *rowKey) (cell, bool) {
 	b.rows = slices.Delete(b.rows, i, i+1)
 	o.n--
 	switch {
+	case o.n == 0:
+		*o = order{} // and the capacity a large partition grew
+		return c, true
 	case len(b.rows) == 0:
 		o.blocks = slices.Delete(o.blocks, bi, bi+1)
 		o.firsts = slices.Delete(o.firsts, bi, bi+1)
@@ -309,6 +312,10 @@ func (o *order) DeleteFunc(from rowKey, in func(*rowKey) bool, drop func(*rowKey
 		}
 	}
 	if !removed {
+		return
+	}
+	if o.n == 0 {
+		*o = order{} // and the capacity a large partition grew
 		return
 	}
 	// Drop the emptied blocks and join small neighbours, as Delete does.

@@ -118,7 +118,7 @@ func TestOrderAgainstSortedSlice(t *testing.T) {
 
 // TestOrderSplitsAndJoins fills an order past several blocks in ascending,
 // descending and random order, then empties it, checking the order after
-// each step.
+// each step, and that an emptied order keeps no block list.
 func TestOrderSplitsAndJoins(t *testing.T) {
 	const n = 5 * blockMax
 	keys := make([][]byte, n)
@@ -164,8 +164,8 @@ func TestOrderSplitsAndJoins(t *testing.T) {
 				check("emptying", left)
 			}
 		}
-		if len(o.blocks) != 0 || len(o.firsts) != 0 {
-			t.Fatalf("%s: emptied, %d blocks left", way, len(o.blocks))
+		if cap(o.blocks) != 0 || cap(o.firsts) != 0 || len(o.tails) != 0 {
+			t.Fatalf("%s: emptied, %d blocks left (capacity %d), %d tails", way, len(o.blocks), cap(o.blocks), len(o.tails))
 		}
 	}
 }
