@@ -1,10 +1,8 @@
 package memory
 
 import (
-	"bytes"
 	"encoding/binary"
 	"slices"
-	"strings"
 )
 
 // blockMax is the most keys a block of an order holds; a full block splits
@@ -87,15 +85,7 @@ func (o *order) drop(r *row) {
 }
 
 // compare compares r's key with k.
-func (o *order) compare(r *row, k *rowKey) int {
-	if c := bytes.Compare(r.key.b[:r.key.n], k.b[:k.n]); c != 0 {
-		return c
-	}
-	if r.tail == 0 {
-		return strings.Compare("", k.tail) // equal heads: no tails unless full
-	}
-	return strings.Compare(o.tails[r.tail-1], k.tail)
-}
+func (o *order) compare(r *row, k *rowKey) int { return compareRowKeys(o.key(r), *k) }
 
 // head is the first 8 bytes of k as a big-endian integer, zero-padded: a ≤
 // b implies head(a) ≤ head(b), so keys with different heads are ordered by
